@@ -1,0 +1,21 @@
+// Package apis registers every API group that atoll serves.
+package apis
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+)
+
+// AddToScheme adds the kinds of cluster.karmada.io/v1alpha1,
+// policy.karmada.io/v1alpha1 and work.karmada.io/v1alpha2 to s.
+func AddToScheme(s *runtime.Scheme) error {
+	builder := runtime.NewSchemeBuilder(
+		clusterv1alpha1.AddToScheme,
+		policyv1alpha1.AddToScheme,
+		workv1alpha2.AddToScheme,
+	)
+	return builder.AddToScheme(s)
+}

@@ -1,0 +1,30 @@
+package v1alpha1
+
+// Labels and annotations that record which policy claimed a resource
+// template. The keys are Karmada's, so tools written for Karmada can read
+// them.
+const (
+	// PropagationPolicyPermanentIDLabel holds the permanent ID of the
+	// PropagationPolicy that claimed a resource template.
+	PropagationPolicyPermanentIDLabel = "propagationpolicy.karmada.io/permanent-id"
+
+	// ClusterPropagationPolicyPermanentIDLabel holds the permanent ID of the
+	// ClusterPropagationPolicy that claimed a resource template.
+	ClusterPropagationPolicyPermanentIDLabel = "clusterpropagationpolicy.karmada.io/permanent-id"
+
+	// PropagationPolicyNamespaceAnnotation holds the namespace of the claiming
+	// PropagationPolicy.
+	PropagationPolicyNamespaceAnnotation = "propagationpolicy.karmada.io/namespace"
+
+	// PropagationPolicyNameAnnotation holds the name of the claiming
+	// PropagationPolicy.
+	PropagationPolicyNameAnnotation = "propagationpolicy.karmada.io/name"
+
+	// ClusterPropagationPolicyAnnotation holds the name of the claiming
+	// ClusterPropagationPolicy.
+	ClusterPropagationPolicyAnnotation = "clusterpropagationpolicy.karmada.io/name"
+
+	// NamespaceSkipAutoPropagationLabel on a Namespace stops it from being
+	// propagated to every cluster automatically.
+	NamespaceSkipAutoPropagationLabel = "namespace.karmada.io/skip-auto-propagation"
+)

@@ -1,0 +1,46 @@
+package v1alpha2
+
+// Labels and annotations on bindings and on the objects they manage. The
+// keys are Karmada's, so tools written for Karmada can read them.
+const (
+	// ResourceBindingPermanentIDLabel holds the permanent ID of a
+	// ResourceBinding.
+	ResourceBindingPermanentIDLabel = "resourcebinding.karmada.io/permanent-id"
+
+	// ClusterResourceBindingPermanentIDLabel holds the permanent ID of a
+	// ClusterResourceBinding.
+	ClusterResourceBindingPermanentIDLabel = "clusterresourcebinding.karmada.io/permanent-id"
+
+	// ResourceConflictResolutionAnnotation on a resource template overrides
+	// the policy's conflictResolution for that template. Its values are
+	// ResourceConflictResolutionOverwrite and ResourceConflictResolutionAbort.
+	ResourceConflictResolutionAnnotation = "work.karmada.io/conflict-resolution"
+
+	// ResourceConflictResolutionOverwrite takes existing member objects over.
+	ResourceConflictResolutionOverwrite = "overwrite"
+
+	// ResourceConflictResolutionAbort leaves existing member objects alone.
+	ResourceConflictResolutionAbort = "abort"
+
+	// DeletionProtectionLabelKey on a resource template, with the value
+	// DeletionProtectionAlways, refuses its deletion.
+	DeletionProtectionLabelKey = "resourcetemplate.karmada.io/deletion-protected"
+
+	// DeletionProtectionAlways is the value of DeletionProtectionLabelKey
+	// that enables the protection.
+	DeletionProtectionAlways = "Always"
+)
+
+// Reasons and producers of graceful eviction tasks.
+const (
+	// EvictionReasonTaintUntolerated: the cluster has a NoExecute taint that
+	// the placement does not tolerate.
+	EvictionReasonTaintUntolerated = "TaintUntolerated"
+
+	// EvictionReasonApplicationFailure: the application stayed unhealthy on
+	// the cluster for longer than failover.application allows.
+	EvictionReasonApplicationFailure = "ApplicationFailure"
+
+	// EvictionProducerTaintManager is the producer of taint-based evictions.
+	EvictionProducerTaintManager = "TaintManager"
+)
