@@ -1,0 +1,55 @@
+# atoll — see README.md. `make test` is the one test command (CI runs it).
+GO        ?= go
+BIN       := bin/atoll
+GOFLAGS   ?=
+export GOFLAGS
+
+# The embedded kube-apiserver reports this version on /version (kubectl and
+# client libraries parse it); without it Kubernetes reports v0.0.0-master.
+KUBE_VERSION := $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
+KUBE_MINOR   := $(word 2,$(subst ., ,$(KUBE_VERSION)))
+ATOLL_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION_PKG  := k8s.io/component-base/version
+LDFLAGS := -X $(VERSION_PKG).gitVersion=$(KUBE_VERSION) -X $(VERSION_PKG).gitMajor=1 \
+           -X $(VERSION_PKG).gitMinor=$(KUBE_MINOR) -X $(VERSION_PKG).gitTreeState=clean \
+           -X $(VERSION_PKG).gitCommit=$(ATOLL_VERSION)
+
+.PHONY: all build run test unit integration verify lint generate bench clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/atoll
+
+# The README's run command: the embedded control plane in ./.atoll.
+run: build
+	$(BIN) up $(ARGS)
+
+# Everything CI checks: static checks, generated-code drift, unit tests and
+# the integration/e2e tests against real API servers started by bin/atoll.
+test: verify build
+	ATOLL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...
+
+unit:
+	$(GO) test -count=1 ./apis/... ./config/... ./pkg/...
+
+integration: build
+	ATOLL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./test/...
+
+verify: lint
+	hack/verify-codegen.sh
+
+lint:
+	@fmt_out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
+	  if [ -n "$$fmt_out" ]; then echo "gofmt needed:"; echo "$$fmt_out"; exit 1; fi
+	$(GO) vet ./...
+
+generate:
+	hack/update-codegen.sh
+
+# Heavy measurements run on purpose, not in `make test`.
+bench: build
+	ATOLL_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m ./bench/...
+
+clean:
+	rm -rf bin

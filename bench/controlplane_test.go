@@ -1,0 +1,66 @@
+// Package bench measures atoll on purpose (make bench); nothing here runs
+// in make test. Budgets for this machine (2 cores) are in docs/benchmarks.md.
+package bench
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+// BenchmarkUpReady measures the time from starting `atoll up` to its ready
+// line, on a fresh data dir ("cold": CA, keys and etcd created) and on a
+// restart of the same data dir ("warm"), and the resident memory of the
+// idle control plane after it settles.
+func BenchmarkUpReady(b *testing.B) {
+	for _, mode := range []string{"fresh", "restart"} {
+		b.Run(mode, func(b *testing.B) {
+			var total time.Duration
+			var rssMB float64
+			for i := 0; i < b.N; i++ {
+				dir := b.TempDir()
+				if mode == "restart" {
+					first := framework.StartControlPlane(b, framework.Options{DataDir: dir})
+					if err := first.Stop(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cp := framework.StartControlPlane(b, framework.Options{DataDir: dir})
+				total += cp.ReadyAfter
+				time.Sleep(idleSettle)
+				rss, err := residentMB(cp.PID())
+				if err != nil {
+					b.Fatal(err)
+				}
+				rssMB += rss
+				if err := cp.Stop(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(total.Seconds()/float64(b.N), "s-to-ready")
+			b.ReportMetric(rssMB/float64(b.N), "MB-idle-rss")
+		})
+	}
+}
+
+// idleSettle lets start-up garbage be collected before RSS is read.
+const idleSettle = 20 * time.Second
+
+func residentMB(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}

@@ -1,0 +1,40 @@
+// Command atoll is the single binary of the atoll federation control plane.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/atoll-dev/atoll/pkg/cli/cmds"
+	"github.com/atoll-dev/atoll/pkg/cli/controllermanager"
+	"github.com/atoll-dev/atoll/pkg/cli/crds"
+	"github.com/atoll-dev/atoll/pkg/cli/up"
+)
+
+func main() {
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-signals
+		cancel() // first signal: stop cleanly
+		<-signals
+		fmt.Fprintln(os.Stderr, "atoll: second signal, exiting now")
+		os.Exit(1)
+	}()
+
+	root := cmds.NewRootCommand(cmds.Actions{
+		Up:                up.Run,
+		ControllerManager: controllermanager.Run,
+		CRDs:              crds.Run,
+	})
+	err := root.ExecuteContext(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "atoll: %v\n", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,63 @@
+// Package cmds holds atoll's command-line surface: one flag struct and one
+// cobra command per verb. Behaviour lives in pkg/cli/<verb>; main wires the
+// two together so this package stays free of heavy imports.
+package cmds
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Actions are the behaviours behind the verbs.
+type Actions struct {
+	Up                func(ctx context.Context, cfg *Up) error
+	ControllerManager func(ctx context.Context, cfg *ControllerManager) error
+	CRDs              func(w io.Writer) error
+}
+
+// NewRootCommand returns the `atoll` command with all its verbs.
+func NewRootCommand(a Actions) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "atoll",
+		Short:         "atoll: a multi-cluster Kubernetes federation control plane, Karmada-compatible",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		NewUpCommand(a.Up),
+		NewControllerManagerCommand(a.ControllerManager),
+		NewCRDsCommand(a.CRDs),
+	)
+	return root
+}
+
+// Logging are the log flags every long-running verb takes.
+type Logging struct {
+	// LogFile receives the logs; empty means standard error.
+	LogFile   string
+	Verbosity int
+}
+
+func (l *Logging) addFlags(cmd *cobra.Command, defaultFile string) {
+	cmd.Flags().StringVar(&l.LogFile, "log-file", defaultFile, "file that receives logs (\"\" logs to standard error)")
+	cmd.Flags().IntVarP(&l.Verbosity, "v", "v", 0, "log verbosity (0 operators, 1 decisions, 2+ traces)")
+}
+
+// Manager are the controller-manager flags, shared by `up` and
+// `controller-manager`.
+type Manager struct {
+	MetricsBindAddress      string
+	HealthProbeBindAddress  string
+	LeaderElect             bool
+	LeaderElectionNamespace string
+}
+
+func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderElect bool) {
+	fs := cmd.Flags()
+	fs.StringVar(&m.MetricsBindAddress, "metrics-bind-address", metrics, "address of the Prometheus metrics endpoint (\"0\" disables it)")
+	fs.StringVar(&m.HealthProbeBindAddress, "health-probe-bind-address", health, "address of /healthz and /readyz (\"0\" disables them)")
+	fs.BoolVar(&m.LeaderElect, "leader-elect", leaderElect, "elect a leader among controller-manager replicas through a Lease")
+	fs.StringVar(&m.LeaderElectionNamespace, "leader-election-namespace", "atoll-system", "namespace of the leader election Lease")
+}

@@ -1,0 +1,40 @@
+package cmds
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+)
+
+// Up configures `atoll up`.
+type Up struct {
+	DataDir string
+	Listen  string
+	Logging Logging
+	Manager Manager
+}
+
+// NewUpCommand returns `atoll up`.
+func NewUpCommand(run func(context.Context, *Up) error) *cobra.Command {
+	cfg := &Up{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run the embedded federation control plane (etcd, kube-apiserver, controllers) in this process",
+		Long: `Run the embedded federation control plane in this process: an etcd server, a
+kube-apiserver serving the Karmada-compatible APIs, and atoll's controllers.
+
+When the control plane serves, atoll prints one line containing "atoll ready"
+and the path of the admin kubeconfig (DATA-DIR/kubeconfig). Data persists in
+--data-dir across restarts. SIGINT or SIGTERM stops everything cleanly.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd.Context(), cfg) },
+	}
+	cmd.Flags().StringVar(&cfg.DataDir, "data-dir", ".atoll", "directory for etcd data, certificates, kubeconfig and logs")
+	cmd.Flags().StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "host:port of the API server; port 0 picks a free port and keeps it across restarts")
+	cfg.Logging.addFlags(cmd, "DATA-DIR/logs/atoll.log")
+	// Embedded mode: the data-dir lock already guarantees a single
+	// controller-manager, and ports default off so several control planes
+	// can run side by side (tests do).
+	cfg.Manager.addFlags(cmd, "0", "0", false)
+	return cmd
+}

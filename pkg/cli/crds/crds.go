@@ -1,0 +1,24 @@
+// Package crds prints atoll's CRDs (`atoll crds`).
+package crds
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/atoll-dev/atoll/config/crd"
+)
+
+// Run writes every CRD as one multi-document YAML stream.
+func Run(w io.Writer) error {
+	docs, err := crd.All()
+	if err != nil {
+		return err
+	}
+	for _, doc := range docs {
+		if _, err := fmt.Fprintf(w, "---\n%s\n", bytes.TrimSpace(doc)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+// Package controlplane runs atoll's embedded federation control plane: an
+// etcd server and a real kube-apiserver in this process, with atoll's CRDs
+// installed. It is the only place besides the member simulator that imports
+// k8s.io/kubernetes (DESIGN.md section 8).
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/atoll-dev/atoll/pkg/controlplane/datadir"
+	"github.com/atoll-dev/atoll/pkg/controlplane/kubeconfig"
+	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
+	"github.com/atoll-dev/atoll/pkg/crdinstall"
+)
+
+// Options configure an embedded control plane.
+type Options struct {
+	// DataDir holds etcd data, certificates, the kubeconfig and logs.
+	DataDir string
+	// Listen is host:port of the API server. Port 0 picks a free port and
+	// keeps it across restarts while it stays free.
+	Listen string
+	// CRDs are installed (server-side apply) and awaited before Start returns.
+	CRDs [][]byte
+	// ReadyTimeout bounds how long Start waits for the API server.
+	ReadyTimeout time.Duration
+}
+
+// ControlPlane is a running embedded control plane.
+type ControlPlane struct {
+	// KubeconfigPath is the admin kubeconfig written into the data dir.
+	KubeconfigPath string
+	// Config is an admin client config for the API server.
+	Config *rest.Config
+
+	lock      *datadir.Lock
+	etcd      *embed.Etcd
+	cancel    context.CancelFunc
+	apiserver <-chan error
+	done      chan struct{}
+	stopOnce  sync.Once
+	err       error
+}
+
+// Paths inside a data directory.
+const (
+	KubeconfigFile = "kubeconfig"
+	portsFile      = "ports.json"
+	pkiDir         = "pki"
+	etcdDir        = "etcd"
+	logDir         = "logs"
+	adminUser      = "atoll-admin"
+	contextName    = "atoll"
+)
+
+// Start brings the control plane up and returns once the API server is
+// ready and the CRDs are established. Cancelling ctx stops it; Wait
+// returns when everything has stopped.
+func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 2 * time.Minute
+	}
+	dir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving --data-dir %q: %w", opts.DataDir, err)
+	}
+	host, port, err := splitListen(opts.Listen)
+	if err != nil {
+		return nil, err
+	}
+
+	lock, err := datadir.Acquire(dir)
+	if err != nil {
+		return nil, err
+	}
+	cp := &ControlPlane{lock: lock, done: make(chan struct{})}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cp.cancel = cancel
+	defer func() {
+		if err != nil {
+			cp.shutdown()
+		}
+	}()
+
+	for _, d := range []string{filepath.Join(dir, logDir), filepath.Join(dir, etcdDir)} {
+		if err := ensureDir(d); err != nil {
+			return nil, err
+		}
+	}
+	files := pki.Files{Dir: filepath.Join(dir, pkiDir)}
+	creds, err := ensurePKI(files, host)
+	if err != nil {
+		return nil, err
+	}
+
+	ports, err := loadPorts(filepath.Join(dir, portsFile))
+	if err != nil {
+		return nil, err
+	}
+	if port != 0 {
+		ports.APIServer = port
+	}
+	listener, err := listenAPIServer(host, ports, port != 0)
+	if err != nil {
+		return nil, err
+	}
+
+	etcd, etcdURL, err := startEtcd(runCtx, filepath.Join(dir, etcdDir), filepath.Join(dir, logDir), ports)
+	if err != nil {
+		listener.Close()
+		return nil, err
+	}
+	cp.etcd = etcd
+	if err := ports.save(filepath.Join(dir, portsFile)); err != nil {
+		listener.Close()
+		return nil, err
+	}
+
+	apiserverDone, err := RunAPIServer(runCtx, APIServerConfig{
+		Listener:    listener,
+		EtcdServers: []string{etcdURL},
+		PKI:         files,
+	})
+	if err != nil {
+		listener.Close()
+		return nil, err
+	}
+	cp.apiserver = apiserverDone
+
+	spec := kubeconfig.Spec{
+		Context:    contextName,
+		User:       adminUser,
+		Server:     "https://" + net.JoinHostPort(clientHost(host), strconv.Itoa(ports.APIServer)),
+		CAPEM:      creds.caPEM,
+		ClientCert: creds.adminCert,
+		ClientKey:  creds.adminKey,
+	}
+	cp.Config, err = kubeconfig.RESTConfig(spec)
+	if err != nil {
+		return nil, fmt.Errorf("building admin client config: %w", err)
+	}
+	cp.Config.QPS, cp.Config.Burst = 100, 200
+
+	readyCtx, readyCancel := context.WithTimeout(ctx, opts.ReadyTimeout)
+	defer readyCancel()
+	if err := WaitReady(readyCtx, cp.Config, apiserverDone); err != nil {
+		return nil, err
+	}
+	cp.KubeconfigPath = filepath.Join(dir, KubeconfigFile)
+	if err := kubeconfig.Write(cp.KubeconfigPath, spec); err != nil {
+		return nil, err
+	}
+	if err := crdinstall.Apply(readyCtx, cp.Config, opts.CRDs); err != nil {
+		return nil, err
+	}
+
+	go cp.watch(runCtx)
+	return cp, nil
+}
+
+// Stop stops the control plane and waits for it.
+func (cp *ControlPlane) Stop() error {
+	cp.cancel()
+	return cp.Wait()
+}
+
+// Done is closed once the control plane has stopped.
+func (cp *ControlPlane) Done() <-chan struct{} { return cp.done }
+
+// Wait blocks until the control plane has stopped and returns why it
+// stopped, nil for a requested stop.
+func (cp *ControlPlane) Wait() error {
+	<-cp.done
+	return cp.err
+}
+
+// watch turns an unexpected API server or etcd exit into a stop of the
+// whole control plane, so the process never serves half a control plane.
+func (cp *ControlPlane) watch(runCtx context.Context) {
+	var err error
+	select {
+	case err = <-cp.apiserver:
+		cp.apiserver = nil
+		if runCtx.Err() == nil {
+			err = fmt.Errorf("kube-apiserver exited unexpectedly: %v", err)
+		}
+	case err = <-cp.etcd.Err():
+		if runCtx.Err() == nil {
+			err = fmt.Errorf("etcd exited unexpectedly: %w", err)
+		}
+	case <-runCtx.Done():
+	}
+	if runCtx.Err() != nil {
+		err = nil // a requested stop
+	}
+	cp.err = err
+	cp.shutdown()
+}
+
+func (cp *ControlPlane) shutdown() {
+	cp.stopOnce.Do(cp.stop)
+}
+
+func (cp *ControlPlane) stop() {
+	cp.cancel()
+	if cp.apiserver != nil {
+		select {
+		case err := <-cp.apiserver:
+			if err != nil {
+				klog.V(1).InfoS("kube-apiserver stopped", "err", err)
+			}
+		case <-time.After(30 * time.Second):
+			klog.InfoS("kube-apiserver did not stop within 30s; stopping etcd anyway")
+		}
+	}
+	if cp.etcd != nil {
+		cp.etcd.Close()
+	}
+	_ = cp.lock.Release()
+	close(cp.done)
+}

@@ -1,0 +1,94 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// etcdQuotaBytes raises etcd's backend quota from the 2 GiB default: a
+// federation control plane with hundreds of thousands of templates and
+// bindings outgrows 2 GiB before it outgrows one machine.
+const etcdQuotaBytes = 8 << 30
+
+// startEtcd runs an embedded etcd member on loopback with its data under
+// dir. It prefers the ports of the previous run (recorded in ports) so the
+// member's stored peer URL stays true, and retries with fresh ports because a
+// free port can be taken between probing and binding.
+func startEtcd(ctx context.Context, dir, logDir string, ports *portState) (*embed.Etcd, string, error) {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			ports.EtcdClient, ports.EtcdPeer = 0, 0
+		}
+		clientURL, err := loopbackURL(&ports.EtcdClient)
+		if err != nil {
+			return nil, "", err
+		}
+		peerURL, err := loopbackURL(&ports.EtcdPeer)
+		if err != nil {
+			return nil, "", err
+		}
+		cfg := embed.NewConfig()
+		cfg.Name = "atoll"
+		cfg.Dir = dir
+		cfg.ListenClientUrls = []url.URL{*clientURL}
+		cfg.AdvertiseClientUrls = []url.URL{*clientURL}
+		cfg.ListenPeerUrls = []url.URL{*peerURL}
+		cfg.AdvertisePeerUrls = []url.URL{*peerURL}
+		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+		cfg.QuotaBackendBytes = etcdQuotaBytes
+		cfg.Logger = "zap"
+		cfg.LogLevel = "warn"
+		cfg.LogOutputs = []string{filepath.Join(logDir, "etcd.log")}
+
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		select {
+		case <-e.Server.ReadyNotify():
+			return e, clientURL.String(), nil
+		case err := <-e.Err():
+			e.Close()
+			lastErr = err
+		case <-time.After(60 * time.Second):
+			e.Close()
+			return nil, "", fmt.Errorf("etcd in %s did not become ready within 60s", dir)
+		case <-ctx.Done():
+			e.Close()
+			return nil, "", ctx.Err()
+		}
+	}
+	return nil, "", fmt.Errorf("starting etcd in %s: %w", dir, lastErr)
+}
+
+// loopbackURL returns an http URL on 127.0.0.1 at *port when that port is
+// free, or at a new free port, which it stores in *port.
+func loopbackURL(port *int) (*url.URL, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
+	if err != nil && *port != 0 {
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finding a free loopback port: %w", err)
+	}
+	*port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(*port))}, nil
+}
+
+func ensureDir(path string) error {
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	return nil
+}

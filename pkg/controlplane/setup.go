@@ -1,0 +1,128 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
+)
+
+// DefaultListen serves on loopback at a free port, remembered across
+// restarts.
+const DefaultListen = "127.0.0.1:0"
+
+func splitListen(listen string) (string, int, error) {
+	if listen == "" {
+		listen = DefaultListen
+	}
+	host, portStr, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", 0, fmt.Errorf("--listen %q: want host:port, e.g. 127.0.0.1:6443: %w", listen, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("--listen %q: port must be a number from 0 to 65535", listen)
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	if ip := net.ParseIP(host); ip == nil && host != "localhost" {
+		return "", 0, fmt.Errorf("--listen %q: host must be an IP address or localhost", listen)
+	}
+	return host, port, nil
+}
+
+// clientHost is the address clients use to reach a server bound to host.
+func clientHost(host string) string {
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return "127.0.0.1"
+	}
+	return host
+}
+
+// listenAPIServer binds the API server's port. An explicit port must be
+// free; otherwise the previous run's port is reused when free, else any.
+func listenAPIServer(host string, ports *portState, explicit bool) (net.Listener, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(ports.APIServer)))
+	if err != nil && explicit {
+		return nil, fmt.Errorf("--listen %s: %w", net.JoinHostPort(host, strconv.Itoa(ports.APIServer)), err)
+	}
+	if err != nil {
+		l, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("binding the API server on %s: %w", host, err)
+	}
+	ports.APIServer = l.Addr().(*net.TCPAddr).Port
+	return l, nil
+}
+
+type credentials struct {
+	caPEM     []byte
+	adminCert []byte
+	adminKey  []byte
+}
+
+// ensurePKI creates (once) the CA, the API server's serving certificate, the
+// admin client certificate and the service-account key, reusing what exists.
+func ensurePKI(files pki.Files, host string) (*credentials, error) {
+	now := time.Now()
+	ca, err := pki.LoadOrCreateCA(files, "atoll-ca", now)
+	if err != nil {
+		return nil, err
+	}
+	serving := pki.LeafSpec{
+		CommonName: "kube-apiserver",
+		IPs:        []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), net.ParseIP("10.96.0.1")},
+		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+			"kubernetes.default.svc.cluster.local"},
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() && !ip.IsLoopback() {
+		serving.IPs = append(serving.IPs, ip)
+	}
+	if _, _, err := pki.EnsureLeaf(ca, files.ServingCert(), files.ServingKey(), serving, now); err != nil {
+		return nil, err
+	}
+	// system:masters is the bootstrap superuser group RBAC always honours.
+	admin := pki.LeafSpec{CommonName: adminUser, Organization: []string{"system:masters"}, Client: true}
+	cert, key, err := pki.EnsureLeaf(ca, files.ClientCert(adminUser), files.ClientKey(adminUser), admin, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := pki.EnsureServiceAccountKey(files); err != nil {
+		return nil, err
+	}
+	return &credentials{caPEM: ca.CertPEM, adminCert: cert, adminKey: key}, nil
+}
+
+// WaitReady polls the API server's /readyz until it answers ok, ctx ends,
+// or the server exits (exited may be nil).
+func WaitReady(ctx context.Context, cfg *rest.Config, exited <-chan error) error {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building client for %s: %w", cfg.Host, err)
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var lastErr error
+	for {
+		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err == nil && string(body) == "ok" {
+			return nil
+		}
+		lastErr = err
+		select {
+		case err := <-exited:
+			return fmt.Errorf("kube-apiserver exited before it was ready: %v", err)
+		case <-ctx.Done():
+			return fmt.Errorf("API server %s not ready: %w (last error: %v)", cfg.Host, ctx.Err(), lastErr)
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,130 @@
+// Package manager assembles atoll's controller-manager: the controllers,
+// health endpoints, metrics and leader election. The same code runs in
+// process under `atoll up` and standalone as `atoll controller-manager`
+// against any Kubernetes API server.
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/atoll-dev/atoll/apis"
+)
+
+// Options configure the controller-manager.
+type Options struct {
+	// MetricsBindAddress serves Prometheus metrics; "0" disables them.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables them.
+	HealthProbeBindAddress string
+	// LeaderElect makes only one of several replicas run controllers.
+	LeaderElect bool
+	// LeaderElectionNamespace holds the leader Lease.
+	LeaderElectionNamespace string
+	// LeaderElectionID names the leader Lease.
+	LeaderElectionID string
+}
+
+// DefaultNamespace is where atoll keeps its own objects in the control plane.
+const DefaultNamespace = "atoll-system"
+
+// DefaultLeaderElectionID names the Lease the controller-manager leads with.
+const DefaultLeaderElectionID = "atoll-controller-manager"
+
+// Scheme knows the built-in kinds and all atoll/Karmada API groups.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := apis.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// New builds the manager with every atoll controller registered.
+func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	ctrl.SetLogger(klog.NewKlogr())
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, fmt.Errorf("building scheme: %w", err)
+	}
+	if opts.LeaderElectionNamespace == "" {
+		opts.LeaderElectionNamespace = DefaultNamespace
+	}
+	if opts.LeaderElectionID == "" {
+		opts.LeaderElectionID = DefaultLeaderElectionID
+	}
+	if opts.LeaderElect {
+		if err := ensureNamespace(ctx, cfg, opts.LeaderElectionNamespace); err != nil {
+			return nil, err
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionID:              opts.LeaderElectionID,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       ptr(30 * time.Second),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating controller-manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	// Ready once the informer caches of registered controllers have synced.
+	if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informer caches have not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// ensureNamespace creates ns when it is missing. A caller without the right
+// to create namespaces gets on as long as the namespace already exists.
+func ensureNamespace(ctx context.Context, cfg *rest.Config, ns string) error {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("checking namespace %s: %w", ns, err)
+	}
+	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s for leader election: %w", ns, err)
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,300 @@
+// Package framework starts atoll the way a user does, as a separate
+// `atoll up` process on a temporary data directory, and hands tests clients
+// for the real API servers it runs. Every integration and e2e test builds on
+// it; nothing here fakes an API server.
+package framework
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/atoll-dev/atoll/pkg/manager"
+)
+
+// ReadyMarker is what `atoll up` prints once it serves (pkg/cli/up).
+const ReadyMarker = "atoll ready"
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary returns the atoll binary under test: $ATOLL_BIN when set (make test
+// sets it), otherwise one built once per test process.
+func Binary(t testing.TB) string {
+	t.Helper()
+	bin, err := binary()
+	if err != nil {
+		t.Fatalf("building atoll: %v", err)
+	}
+	return bin
+}
+
+func binary() (string, error) {
+	if p := os.Getenv("ATOLL_BIN"); p != "" {
+		return p, nil
+	}
+	buildOnce.Do(func() {
+		root, err := moduleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "atoll-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "atoll")
+		// make build carries the version ldflags the embedded API server needs.
+		cmd := exec.Command("make", "-s", "build", "BIN="+binPath)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("make build: %v\n%s", err, out)
+		}
+	})
+	return binPath, buildErr
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out))), nil
+}
+
+// ControlPlane is an `atoll up` process.
+type ControlPlane struct {
+	DataDir    string
+	Kubeconfig string
+	// ReadyLine is the line `atoll up` printed when it became ready.
+	ReadyLine string
+	// ReadyAfter is the time from process start to the ready line.
+	ReadyAfter time.Duration
+
+	args   []string
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	exited chan struct{}
+	err    error
+}
+
+// Options for StartControlPlane.
+type Options struct {
+	// DataDir to use; a fresh temporary directory when empty.
+	DataDir string
+	// Args are extra `atoll up` flags.
+	Args []string
+}
+
+// StartControlPlane runs `atoll up` and waits for its ready line. The
+// process is stopped when the test ends.
+func StartControlPlane(t testing.TB, opts Options) *ControlPlane {
+	t.Helper()
+	dir := opts.DataDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	cp := &ControlPlane{DataDir: dir, args: opts.Args}
+	if err := cp.start(Binary(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cp.Stop(); err != nil {
+			t.Errorf("stopping atoll up: %v", err)
+		}
+	})
+	return cp
+}
+
+// Start runs `atoll up` on the same data directory again after Stop.
+func (cp *ControlPlane) Start(t testing.TB) {
+	t.Helper()
+	if err := cp.start(Binary(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (cp *ControlPlane) start(bin string) error {
+	args := append([]string{"up", "--data-dir", cp.DataDir}, cp.args...)
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cp.stderr = &lockedBuffer{}
+	cmd.Stderr = cp.stderr
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", bin, err)
+	}
+	cp.cmd, cp.exited, cp.err = cmd, make(chan struct{}), nil
+
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), ReadyMarker) {
+				select {
+				case ready <- sc.Text():
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() {
+		cp.err = cmd.Wait()
+		close(cp.exited)
+	}()
+
+	select {
+	case line := <-ready:
+		cp.ReadyLine, cp.ReadyAfter = line, time.Since(started)
+		cp.Kubeconfig = filepath.Join(cp.DataDir, "kubeconfig")
+		return nil
+	case <-cp.exited:
+		return fmt.Errorf("atoll up exited before ready (%v); stderr:\n%s%s", cp.err, cp.stderr.String(), cp.logTail())
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		<-cp.exited
+		return fmt.Errorf("atoll up not ready after 3m; stderr:\n%s%s", cp.stderr.String(), cp.logTail())
+	}
+}
+
+// Stop sends SIGTERM and waits for a clean exit.
+func (cp *ControlPlane) Stop() error {
+	if cp.cmd == nil {
+		return nil
+	}
+	defer func() { cp.cmd = nil }()
+	select {
+	case <-cp.exited:
+		return fmt.Errorf("atoll up had already exited: %v; stderr:\n%s", cp.err, cp.stderr.String())
+	default:
+	}
+	_ = cp.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-cp.exited:
+	case <-time.After(60 * time.Second):
+		_ = cp.cmd.Process.Kill()
+		<-cp.exited
+		return fmt.Errorf("atoll up did not exit within 60s of SIGTERM")
+	}
+	if cp.err != nil {
+		return fmt.Errorf("atoll up exited with %v; stderr:\n%s", cp.err, cp.stderr.String())
+	}
+	return nil
+}
+
+// PID is the process id of the running `atoll up`.
+func (cp *ControlPlane) PID() int { return cp.cmd.Process.Pid }
+
+// Stderr is what the process has written to standard error so far.
+func (cp *ControlPlane) Stderr() string { return cp.stderr.String() }
+
+// RESTConfig is an admin client config read from the written kubeconfig.
+func (cp *ControlPlane) RESTConfig(t testing.TB) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", cp.Kubeconfig)
+	if err != nil {
+		t.Fatalf("loading %s: %v", cp.Kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	return cfg
+}
+
+// Client is a controller-runtime client that knows atoll's API groups.
+func (cp *ControlPlane) Client(t testing.TB) client.Client {
+	t.Helper()
+	scheme, err := manager.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cp.RESTConfig(t), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatalf("building client: %v", err)
+	}
+	return c
+}
+
+func (cp *ControlPlane) logTail() string {
+	data, err := os.ReadFile(filepath.Join(cp.DataDir, "logs", "atoll.log"))
+	if err != nil {
+		return ""
+	}
+	if len(data) > 4000 {
+		data = data[len(data)-4000:]
+	}
+	return "\nlog tail:\n" + string(data)
+}
+
+// Context returns a context bounded by d and cancelled when the test ends.
+func Context(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// RunWithControlPlane starts one control plane for a whole test package,
+// stores it in *cp, runs the tests and stops it. Use it from TestMain.
+func RunWithControlPlane(m *testing.M, cp **ControlPlane) int {
+	dir, err := os.MkdirTemp("", "atoll-it-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin, err := binary()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*cp = &ControlPlane{DataDir: dir}
+	if err := (*cp).start(bin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if err := (*cp).Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}

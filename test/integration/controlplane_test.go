@@ -1,0 +1,273 @@
+package integration
+
+import (
+	"bytes"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+// TestRestartKeepsObjects stops atoll (SIGTERM) and starts it again on the
+// same data dir: objects, CA and API server address survive.
+func TestRestartKeepsObjects(t *testing.T) {
+	cp := framework.StartControlPlane(t, framework.Options{})
+	ctx := framework.Context(t, 3*time.Minute)
+	c := cp.Client(t)
+
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "keep-me", Namespace: "default"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "nginx"}},
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatalf("creating PropagationPolicy: %v", err)
+	}
+	before, err := os.ReadFile(cp.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	cp.Start(t)
+
+	after, err := os.ReadFile(cp.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("kubeconfig changed across restart; copied kubeconfigs would break")
+	}
+	var got policyv1alpha1.PropagationPolicy
+	if err := cp.Client(t).Get(ctx, client.ObjectKeyFromObject(pp), &got); err != nil {
+		t.Fatalf("PropagationPolicy lost across restart: %v", err)
+	}
+	if got.UID != pp.UID {
+		t.Errorf("UID changed across restart: %s -> %s", pp.UID, got.UID)
+	}
+	// Schema defaults applied on create are stored, not recomputed.
+	if got.Spec.ConflictResolution != policyv1alpha1.ConflictAbort {
+		t.Errorf("conflictResolution default: got %q, want %q", got.Spec.ConflictResolution, policyv1alpha1.ConflictAbort)
+	}
+}
+
+// TestSecondUpOnSameDataDirFails starts a second `atoll up` on a data dir
+// in use: it must refuse clearly and leave the first one serving.
+func TestSecondUpOnSameDataDirFails(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	cmd := exec.CommandContext(ctx, framework.Binary(t), "up", "--data-dir", shared.DataDir, "--log-file", "")
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) {
+		t.Fatalf("second atoll up: want a non-zero exit, got %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "in use") || !strings.Contains(string(out), shared.DataDir) {
+		t.Errorf("message should say the data dir is in use and name it, got:\n%s", out)
+	}
+	if strings.Contains(string(out), framework.ReadyMarker) {
+		t.Errorf("second atoll up claimed to be ready:\n%s", out)
+	}
+	cs := kubernetes.NewForConfigOrDie(shared.RESTConfig(t))
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Errorf("first control plane no longer serves: %v", err)
+	}
+}
+
+// TestKubeconfigVerifiesTLS checks that the kubeconfig pins the CA, that
+// the server's certificate verifies against it, and that a client trusting
+// another CA is refused.
+func TestKubeconfigVerifiesTLS(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	raw, err := clientcmd.LoadFromFile(shared.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.CurrentContext != "atoll" {
+		t.Errorf("current context %q, want atoll", raw.CurrentContext)
+	}
+	cluster := raw.Clusters[raw.Contexts[raw.CurrentContext].Cluster]
+	if cluster.InsecureSkipTLSVerify {
+		t.Fatal("kubeconfig skips TLS verification")
+	}
+	if len(cluster.CertificateAuthorityData) == 0 {
+		t.Fatal("kubeconfig has no CA data")
+	}
+	if !strings.HasPrefix(cluster.Server, "https://127.0.0.1:") {
+		t.Errorf("server %q, want https on 127.0.0.1", cluster.Server)
+	}
+
+	good := shared.RESTConfig(t)
+	if _, err := kubernetes.NewForConfigOrDie(good).Discovery().ServerVersion(); err != nil {
+		t.Fatalf("verified TLS connection failed: %v", err)
+	}
+
+	otherCA, err := pki.LoadOrCreateCA(pki.Files{Dir: t.TempDir()}, "other-ca", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := rest.CopyConfig(good)
+	bad.TLSClientConfig.CAData = otherCA.CertPEM
+	_, err = kubernetes.NewForConfigOrDie(bad).CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	var unknown x509.UnknownAuthorityError
+	if err == nil || !(errors.As(err, &unknown) || strings.Contains(err.Error(), "certificate signed by unknown authority")) {
+		t.Errorf("client trusting another CA: want unknown-authority error, got %v", err)
+	}
+}
+
+// TestRBACIsEnforced signs a client certificate for an ordinary user with
+// the control plane's CA: it authenticates, and RBAC forbids what no role
+// grants.
+func TestRBACIsEnforced(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	files := pki.Files{Dir: filepath.Join(shared.DataDir, "pki")}
+	ca, err := pki.LoadOrCreateCA(files, "unused", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key, err := pki.EnsureLeaf(ca, filepath.Join(dir, "alice.crt"), filepath.Join(dir, "alice.key"),
+		pki.LeafSpec{CommonName: "alice", Organization: []string{"team-a"}, Client: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := rest.CopyConfig(shared.RESTConfig(t))
+	alice.TLSClientConfig.CertData, alice.TLSClientConfig.KeyData = cert, key
+	_, err = kubernetes.NewForConfigOrDie(alice).CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("alice listing secrets: want Forbidden, got %v", err)
+	}
+	if !strings.Contains(err.Error(), `"alice"`) {
+		t.Errorf("forbidden message should name the user: %v", err)
+	}
+}
+
+// TestControllerManagerAgainstExistingAPIServer runs the distributed mode
+// against the shared control plane: it serves health, takes the leader
+// Lease, and releases it on SIGTERM.
+func TestControllerManagerAgainstExistingAPIServer(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	healthAddr := freeAddr(t)
+	cmd := exec.Command(framework.Binary(t), "controller-manager",
+		"--kubeconfig", shared.Kubeconfig,
+		"--metrics-bind-address", "0",
+		"--health-probe-bind-address", healthAddr)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+
+	cs := kubernetes.NewForConfigOrDie(shared.RESTConfig(t))
+	var lease *coordinationv1.Lease
+	waitFor(t, 60*time.Second, "healthz ok and leader lease held", func() bool {
+		resp, err := http.Get("http://" + healthAddr + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return false
+		}
+		lease, err = cs.CoordinationV1().Leases("atoll-system").Get(ctx, "atoll-controller-manager", metav1.GetOptions{})
+		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != ""
+	})
+	resp, err := http.Get("http://" + healthAddr + "/readyz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("readyz: %v %v", resp, err)
+	}
+
+	_ = cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("controller-manager exit: %v\n%s", err, out.String())
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatalf("controller-manager did not stop on SIGINT\n%s", out.String())
+	}
+	lease, err = cs.CoordinationV1().Leases("atoll-system").Get(ctx, "atoll-controller-manager", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
+		t.Errorf("leader lease still held by %q after a clean stop", *lease.Spec.HolderIdentity)
+	}
+}
+
+// TestCRDsCommandMatchesServedCRDs checks `atoll crds` prints the CRDs that
+// `atoll up` installed, so `atoll crds | kubectl apply -f -` sets up an
+// existing cluster the same way.
+func TestCRDsCommandMatchesServedCRDs(t *testing.T) {
+	out, err := exec.Command(framework.Binary(t), "crds").Output()
+	if err != nil {
+		t.Fatalf("atoll crds: %v", err)
+	}
+	objs, err := framework.DecodeYAML(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) < 7 {
+		t.Fatalf("atoll crds printed %d objects, want at least 7", len(objs))
+	}
+	ctx := framework.Context(t, time.Minute)
+	cs := kubernetes.NewForConfigOrDie(shared.RESTConfig(t))
+	for _, o := range objs {
+		if o.GetKind() != "CustomResourceDefinition" {
+			t.Errorf("unexpected kind %s", o.GetKind())
+			continue
+		}
+		path := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + o.GetName()
+		if err := cs.Discovery().RESTClient().Get().AbsPath(path).Do(ctx).Error(); err != nil {
+			t.Errorf("CRD %s printed but not installed: %v", o.GetName(), err)
+		}
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
