@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atoll-dev/atoll/pkg/sim/simdir"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
@@ -63,4 +64,39 @@ func residentMB(pid int) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}
+
+// BenchmarkUpWithMembers measures `atoll up` with three simulated members:
+// time to the ready line (all members serving), and the idle RSS of each
+// member process.
+func BenchmarkUpWithMembers(b *testing.B) {
+	var total time.Duration
+	var memberMB, cpMB float64
+	for i := 0; i < b.N; i++ {
+		cp := framework.StartControlPlane(b, framework.Options{Members: 3})
+		total += cp.ReadyAfter
+		time.Sleep(idleSettle)
+		rss, err := residentMB(cp.PID())
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpMB += rss
+		for _, name := range []string{"member1", "member2", "member3"} {
+			var st simdir.MemberStatus
+			if _, err := simdir.ReadJSON(simdir.StatusFile(cp.DataDir, name), &st); err != nil || st.PID == 0 {
+				b.Fatalf("status of %s: %v", name, err)
+			}
+			rss, err := residentMB(st.PID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			memberMB += rss / 3
+		}
+		if err := cp.Stop(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N), "s-to-ready")
+	b.ReportMetric(cpMB/float64(b.N), "MB-control-plane-rss")
+	b.ReportMetric(memberMB/float64(b.N), "MB-rss-per-member")
 }

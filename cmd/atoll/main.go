@@ -11,6 +11,8 @@ import (
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/controllermanager"
 	"github.com/atoll-dev/atoll/pkg/cli/crds"
+	"github.com/atoll-dev/atoll/pkg/cli/sim"
+	"github.com/atoll-dev/atoll/pkg/cli/simcluster"
 	"github.com/atoll-dev/atoll/pkg/cli/up"
 )
 
@@ -30,6 +32,7 @@ func main() {
 		Up:                up.Run,
 		ControllerManager: controllermanager.Run,
 		CRDs:              crds.Run,
+		Sim:               cmds.SimActions{Cluster: simcluster.Cluster, Load: sim.Load, Fault: sim.Fault},
 	})
 	err := root.ExecuteContext(ctx)
 	cancel()

@@ -34,6 +34,15 @@ type Options struct {
 	CRDs [][]byte
 	// ReadyTimeout bounds how long Start waits for the API server.
 	ReadyTimeout time.Duration
+	// Lock, when set, is the caller's lock on DataDir (taken before it
+	// started other work there); Start then releases it on stop.
+	Lock *datadir.Lock
+	// ContextName names the kubeconfig's context and cluster ("atoll").
+	ContextName string
+	// ExtraAPIServerArgs, when set, returns more kube-apiserver flags; it
+	// runs with the data dir locked and the CA in place, so it can issue
+	// more certificates (the member simulator's aggregation layer does).
+	ExtraAPIServerArgs func(ca *pki.CA, files pki.Files) ([]string, error)
 }
 
 // ControlPlane is a running embedded control plane.
@@ -42,6 +51,8 @@ type ControlPlane struct {
 	KubeconfigPath string
 	// Config is an admin client config for the API server.
 	Config *rest.Config
+	// Kubeconfig is the content of KubeconfigPath.
+	Kubeconfig kubeconfig.Spec
 
 	lock      *datadir.Lock
 	etcd      *embed.Etcd
@@ -79,9 +90,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
-	lock, err := datadir.Acquire(dir)
-	if err != nil {
-		return nil, err
+	lock := opts.Lock
+	if lock == nil {
+		if lock, err = datadir.Acquire(dir); err != nil {
+			return nil, err
+		}
 	}
 	cp := &ControlPlane{lock: lock, done: make(chan struct{})}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -101,6 +114,15 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	creds, err := ensurePKI(files, host)
 	if err != nil {
 		return nil, err
+	}
+	var extraArgs []string
+	if opts.ExtraAPIServerArgs != nil {
+		if extraArgs, err = opts.ExtraAPIServerArgs(creds.ca, files); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ContextName == "" {
+		opts.ContextName = contextName
 	}
 
 	ports, err := loadPorts(filepath.Join(dir, portsFile))
@@ -130,6 +152,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		Listener:    listener,
 		EtcdServers: []string{etcdURL},
 		PKI:         files,
+		ExtraArgs:   extraArgs,
 	})
 	if err != nil {
 		listener.Close()
@@ -138,7 +161,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	cp.apiserver = apiserverDone
 
 	spec := kubeconfig.Spec{
-		Context:    contextName,
+		Context:    opts.ContextName,
 		User:       adminUser,
 		Server:     "https://" + net.JoinHostPort(clientHost(host), strconv.Itoa(ports.APIServer)),
 		CAPEM:      creds.caPEM,
@@ -157,6 +180,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	cp.KubeconfigPath = filepath.Join(dir, KubeconfigFile)
+	cp.Kubeconfig = spec
 	if err := kubeconfig.Write(cp.KubeconfigPath, spec); err != nil {
 		return nil, err
 	}

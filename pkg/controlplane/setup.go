@@ -64,6 +64,7 @@ func listenAPIServer(host string, ports *portState, explicit bool) (net.Listener
 }
 
 type credentials struct {
+	ca        *pki.CA
 	caPEM     []byte
 	adminCert []byte
 	adminKey  []byte
@@ -98,7 +99,7 @@ func ensurePKI(files pki.Files, host string) (*credentials, error) {
 	if err := pki.EnsureServiceAccountKey(files); err != nil {
 		return nil, err
 	}
-	return &credentials{caPEM: ca.CertPEM, adminCert: cert, adminKey: key}, nil
+	return &credentials{ca: ca, caPEM: ca.CertPEM, adminCert: cert, adminKey: key}, nil
 }
 
 // WaitReady polls the API server's /readyz until it answers ok, ctx ends,

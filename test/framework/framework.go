@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,17 +90,20 @@ type ControlPlane struct {
 	// ReadyAfter is the time from process start to the ready line.
 	ReadyAfter time.Duration
 
-	args   []string
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
-	exited chan struct{}
-	err    error
+	args    []string
+	members int
+	cmd     *exec.Cmd
+	stderr  *lockedBuffer
+	exited  chan struct{}
+	err     error
 }
 
 // Options for StartControlPlane.
 type Options struct {
 	// DataDir to use; a fresh temporary directory when empty.
 	DataDir string
+	// Members is the number of simulated member clusters (default none).
+	Members int
 	// Args are extra `atoll up` flags.
 	Args []string
 }
@@ -112,7 +116,7 @@ func StartControlPlane(t testing.TB, opts Options) *ControlPlane {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	cp := &ControlPlane{DataDir: dir, args: opts.Args}
+	cp := &ControlPlane{DataDir: dir, args: opts.Args, members: opts.Members}
 	if err := cp.start(Binary(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +137,7 @@ func (cp *ControlPlane) Start(t testing.TB) {
 }
 
 func (cp *ControlPlane) start(bin string) error {
-	args := append([]string{"up", "--data-dir", cp.DataDir}, cp.args...)
+	args := append([]string{"up", "--data-dir", cp.DataDir, "--members", strconv.Itoa(cp.members)}, cp.args...)
 	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -172,10 +176,10 @@ func (cp *ControlPlane) start(bin string) error {
 		return nil
 	case <-cp.exited:
 		return fmt.Errorf("atoll up exited before ready (%v); stderr:\n%s%s", cp.err, cp.stderr.String(), cp.logTail())
-	case <-time.After(3 * time.Minute):
+	case <-time.After(5 * time.Minute):
 		_ = cmd.Process.Kill()
 		<-cp.exited
-		return fmt.Errorf("atoll up not ready after 3m; stderr:\n%s%s", cp.stderr.String(), cp.logTail())
+		return fmt.Errorf("atoll up not ready after 5m; stderr:\n%s%s", cp.stderr.String(), cp.logTail())
 	}
 }
 
@@ -272,7 +276,7 @@ func (b *lockedBuffer) String() string {
 
 // RunWithControlPlane starts one control plane for a whole test package,
 // stores it in *cp, runs the tests and stops it. Use it from TestMain.
-func RunWithControlPlane(m *testing.M, cp **ControlPlane) int {
+func RunWithControlPlane(m *testing.M, cp **ControlPlane, opts Options) int {
 	dir, err := os.MkdirTemp("", "atoll-it-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -284,7 +288,7 @@ func RunWithControlPlane(m *testing.M, cp **ControlPlane) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	*cp = &ControlPlane{DataDir: dir}
+	*cp = &ControlPlane{DataDir: dir, args: opts.Args, members: opts.Members}
 	if err := (*cp).start(bin); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -297,4 +301,59 @@ func RunWithControlPlane(m *testing.M, cp **ControlPlane) int {
 		}
 	}
 	return code
+}
+
+// Atoll runs an atoll subcommand (e.g. "sim", "load", …) against this
+// data dir's world and returns its combined output.
+func (cp *ControlPlane) Atoll(t testing.TB, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(Binary(t), args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("atoll %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// MemberConfig is an admin client config straight to member name's API
+// server.
+func (cp *ControlPlane) MemberConfig(t testing.TB, name string) *rest.Config {
+	t.Helper()
+	return cp.configFrom(t, filepath.Join(cp.DataDir, "members", name, "kubeconfig"))
+}
+
+// MemberProxyConfig reaches member name through its fault proxy, the way
+// the federation control plane does.
+func (cp *ControlPlane) MemberProxyConfig(t testing.TB, name string) *rest.Config {
+	t.Helper()
+	return cp.configFrom(t, filepath.Join(cp.DataDir, "members", name, "proxy-kubeconfig"))
+}
+
+func (cp *ControlPlane) configFrom(t testing.TB, path string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatalf("loading %s: %v", path, err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	return cfg
+}
+
+// Eventually polls cond every interval until it returns true or timeout
+// passes, then fails the test with what and the last message cond gave.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		last = msg
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s; last: %s", timeout, what, last)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }

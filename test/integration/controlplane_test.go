@@ -76,7 +76,7 @@ func TestRestartKeepsObjects(t *testing.T) {
 // in use: it must refuse clearly and leave the first one serving.
 func TestSecondUpOnSameDataDirFails(t *testing.T) {
 	ctx := framework.Context(t, time.Minute)
-	cmd := exec.CommandContext(ctx, framework.Binary(t), "up", "--data-dir", shared.DataDir, "--log-file", "")
+	cmd := exec.CommandContext(ctx, framework.Binary(t), "up", "--data-dir", shared.DataDir, "--members", "0", "--log-file", "")
 	out, err := cmd.CombinedOutput()
 	var exitErr *exec.ExitError
 	if !errors.As(err, &exitErr) {

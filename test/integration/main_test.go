@@ -15,5 +15,5 @@ import (
 var shared *framework.ControlPlane
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunWithControlPlane(m, &shared))
+	os.Exit(framework.RunWithControlPlane(m, &shared, framework.Options{}))
 }

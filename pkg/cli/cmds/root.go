@@ -15,6 +15,7 @@ type Actions struct {
 	Up                func(ctx context.Context, cfg *Up) error
 	ControllerManager func(ctx context.Context, cfg *ControllerManager) error
 	CRDs              func(w io.Writer) error
+	Sim               SimActions
 }
 
 // NewRootCommand returns the `atoll` command with all its verbs.
@@ -29,6 +30,7 @@ func NewRootCommand(a Actions) *cobra.Command {
 		NewUpCommand(a.Up),
 		NewControllerManagerCommand(a.ControllerManager),
 		NewCRDsCommand(a.CRDs),
+		NewSimCommand(a.Sim),
 	)
 	return root
 }

@@ -10,8 +10,12 @@ import (
 type Up struct {
 	DataDir string
 	Listen  string
-	Logging Logging
-	Manager Manager
+	// Members is how many simulated member clusters to run (0: none).
+	Members int
+	// MemberArgs are extra `atoll sim cluster` flags for every member.
+	MemberArgs []string
+	Logging    Logging
+	Manager    Manager
 }
 
 // NewUpCommand returns `atoll up`.
@@ -21,7 +25,9 @@ func NewUpCommand(run func(context.Context, *Up) error) *cobra.Command {
 		Use:   "up",
 		Short: "Run the embedded federation control plane (etcd, kube-apiserver, controllers) in this process",
 		Long: `Run the embedded federation control plane in this process: an etcd server, a
-kube-apiserver serving the Karmada-compatible APIs, and atoll's controllers.
+kube-apiserver serving the Karmada-compatible APIs, and atoll's controllers;
+and, as child processes, --members simulated member clusters (member1,
+member2, …; kubeconfigs in DATA-DIR/members/NAME/kubeconfig).
 
 When the control plane serves, atoll prints one line containing "atoll ready"
 and the path of the admin kubeconfig (DATA-DIR/kubeconfig). Data persists in
@@ -31,6 +37,8 @@ and the path of the admin kubeconfig (DATA-DIR/kubeconfig). Data persists in
 	}
 	cmd.Flags().StringVar(&cfg.DataDir, "data-dir", ".atoll", "directory for etcd data, certificates, kubeconfig and logs")
 	cmd.Flags().StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "host:port of the API server; port 0 picks a free port and keeps it across restarts")
+	cmd.Flags().IntVar(&cfg.Members, "members", 3, "number of simulated member clusters to run (0: control plane only)")
+	cmd.Flags().StringSliceVar(&cfg.MemberArgs, "member-args", nil, "extra flags for every `atoll sim cluster`, e.g. --member-args=--nodes=5,--pod-ready-delay=2s")
 	cfg.Logging.addFlags(cmd, "DATA-DIR/logs/atoll.log")
 	// Embedded mode: the data-dir lock already guarantees a single
 	// controller-manager, and ports default off so several control planes

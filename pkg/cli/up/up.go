@@ -9,11 +9,16 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"github.com/atoll-dev/atoll/config/crd"
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/logging"
 	"github.com/atoll-dev/atoll/pkg/controlplane"
+	"github.com/atoll-dev/atoll/pkg/controlplane/datadir"
 	"github.com/atoll-dev/atoll/pkg/manager"
+	"github.com/atoll-dev/atoll/pkg/sim/simdir"
+	"github.com/atoll-dev/atoll/pkg/sim/supervisor"
 )
 
 // ReadyMarker is printed, once, on the line that announces a serving
@@ -36,13 +41,33 @@ func Run(ctx context.Context, cfg *cmds.Up) error {
 		return err
 	}
 	if logFile != "" {
-		fmt.Fprintf(os.Stderr, "atoll: starting control plane in %s (logs: %s)\n", cfg.DataDir, logFile)
+		fmt.Fprintf(os.Stderr, "atoll: starting control plane and %d member(s) in %s (logs: %s)\n", cfg.Members, cfg.DataDir, logFile)
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: cfg.DataDir, Listen: cfg.Listen, CRDs: docs})
+
+	// The data dir is locked before anything else runs in it.
+	lock, err := datadir.Acquire(cfg.DataDir)
 	if err != nil {
 		return err
 	}
+	// Members start while the control plane does: they are independent
+	// processes and most of the start-up time is theirs.
+	members, membersReady, err := startMembers(ctx, cfg)
+	if err != nil {
+		lock.Release()
+		return err
+	}
+	defer members.Stop()
+
+	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: cfg.DataDir, Listen: cfg.Listen, CRDs: docs, Lock: lock})
+	if err != nil {
+		lock.Release()
+		return err
+	}
 	defer cp.Stop()
+	if err := <-membersReady; err != nil {
+		return err
+	}
+	go members.Run(ctx)
 
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
@@ -67,8 +92,11 @@ func Run(ctx context.Context, cfg *cmds.Up) error {
 		return nil
 	}
 
-	fmt.Printf("%s: kubeconfig=%s server=%s (%.1fs)\n", ReadyMarker, cp.KubeconfigPath, cp.Config.Host,
-		time.Since(started).Seconds())
+	fmt.Printf("%s: kubeconfig=%s server=%s members=%d (%.1fs)\n", ReadyMarker, cp.KubeconfigPath, cp.Config.Host,
+		cfg.Members, time.Since(started).Seconds())
+	for _, m := range members.Names() {
+		fmt.Fprintf(os.Stderr, "atoll: member %s: kubeconfig=%s\n", m, simdir.MemberKubeconfig(cfg.DataDir, m))
+	}
 
 	select {
 	case <-ctx.Done():
@@ -86,4 +114,47 @@ func Run(ctx context.Context, cfg *cmds.Up) error {
 		fmt.Fprintf(os.Stderr, "atoll: controller-manager: %v\n", err)
 	}
 	return cp.Stop()
+}
+
+// memberSet is the supervised simulated members (none when --members 0).
+type memberSet struct {
+	sup   *supervisor.Supervisor
+	names []string
+}
+
+func (m *memberSet) Names() []string { return m.names }
+
+func (m *memberSet) Run(ctx context.Context) {
+	if m.sup != nil {
+		m.sup.Run(ctx)
+	}
+}
+
+func (m *memberSet) Stop() {
+	if m.sup != nil {
+		m.sup.Stop()
+	}
+}
+
+// startMembers starts the simulated members; the channel reports when all
+// are ready.
+func startMembers(ctx context.Context, cfg *cmds.Up) (*memberSet, <-chan error, error) {
+	ready := make(chan error, 1)
+	if cfg.Members <= 0 {
+		ready <- nil
+		return &memberSet{}, ready, nil
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("locating the atoll binary for member processes: %w", err)
+	}
+	specs := supervisor.DefaultMembers(cfg.Members)
+	set := &memberSet{}
+	for i := range specs {
+		specs[i].ExtraArgs = append(specs[i].ExtraArgs, cfg.MemberArgs...)
+		set.names = append(set.names, specs[i].Name)
+	}
+	set.sup = supervisor.New(supervisor.Options{Binary: bin, DataDir: cfg.DataDir, Members: specs, Log: klog.Background()})
+	go func() { ready <- set.sup.Start(ctx) }()
+	return set, ready, nil
 }

@@ -1,0 +1,281 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+	"k8s.io/utils/ptr"
+
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+func memberClient(t *testing.T, name string) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
+}
+
+func newNamespace(t *testing.T, ctx context.Context, cs kubernetes.Interface, name string) {
+	t.Helper()
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = cs.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
+func deployment(ns, app string, replicas int32, cpu string) *appsv1.Deployment {
+	labels := map[string]string{"app": app}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name:  "app",
+					Image: "registry.example/" + app + ":1",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceCPU:    resource.MustParse(cpu),
+						corev1.ResourceMemory: resource.MustParse("64Mi"),
+					}},
+				}}},
+			},
+		},
+	}
+}
+
+func hpa(ns, app string, maxReplicas int32) *autoscalingv2.HorizontalPodAutoscaler {
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: app},
+			MinReplicas:    ptr.To[int32](1),
+			MaxReplicas:    maxReplicas,
+			Metrics: []autoscalingv2.MetricSpec{{
+				Type: autoscalingv2.ResourceMetricSourceType,
+				Resource: &autoscalingv2.ResourceMetricSource{
+					Name:   corev1.ResourceCPU,
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)},
+				},
+			}},
+		},
+	}
+}
+
+// podCounts returns how many pods of app are Ready and how many are
+// Pending because the scheduler found no room.
+func podCounts(ctx context.Context, cs kubernetes.Interface, ns, app string) (ready, unschedulable int, err error) {
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				ready++
+			}
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				unschedulable++
+			}
+		}
+	}
+	return ready, unschedulable, nil
+}
+
+// TestDeploymentRunsAndSurplusStaysPending: a member runs a Deployment's
+// pods to Ready, and a Deployment larger than its capacity leaves the
+// surplus Pending (the real scheduler respects node capacity).
+func TestDeploymentRunsAndSurplusStaysPending(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	cs := memberClient(t, "member1")
+	newNamespace(t, ctx, cs, "capacity")
+
+	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, deployment("capacity", "small", 2, "100m"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 90*time.Second, "2 Ready pods of small", func() (bool, string) {
+		ready, _, err := podCounts(ctx, cs, "capacity", "small")
+		return err == nil && ready == 2, fmt.Sprintf("ready=%d err=%v", ready, err)
+	})
+
+	// Nodes have 8 CPU each (3 nodes): a 5-CPU pod fits once per node.
+	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, deployment("capacity", "big", 5, "5"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 90*time.Second, "3 Ready and 2 unschedulable pods of big", func() (bool, string) {
+		ready, pending, err := podCounts(ctx, cs, "capacity", "big")
+		return err == nil && ready == 3 && pending == 2, fmt.Sprintf("ready=%d unschedulable=%d err=%v", ready, pending, err)
+	})
+}
+
+// hpaReplicas reads the HPA's current and desired replicas.
+func hpaReplicas(ctx context.Context, cs kubernetes.Interface, ns, name string) (int32, int32, error) {
+	h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return 0, 0, err
+	}
+	return h.Status.CurrentReplicas, h.Status.DesiredReplicas, nil
+}
+
+// TestHPAScalesWithWorldLoad: 600m of load on app web, pods requesting 200m
+// with a 50% target, settles at 6 replicas; kubectl top shows the usage;
+// without load the HPA scales back down after its stabilization window.
+func TestHPAScalesWithWorldLoad(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	cs := memberClient(t, "member1")
+	newNamespace(t, ctx, cs, "hpa")
+	if _, err := cs.AppsV1().Deployments("hpa").Create(ctx, deployment("hpa", "web", 1, "200m"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("hpa").Create(ctx, hpa("hpa", "web", 10), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "web", "600m")
+	t.Cleanup(func() { world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "web", "0") })
+
+	framework.Eventually(t, 3*time.Minute, "HPA at 6±1 replicas with all pods Ready", func() (bool, string) {
+		cur, desired, err := hpaReplicas(ctx, cs, "hpa", "web")
+		ready, _, _ := podCounts(ctx, cs, "hpa", "web")
+		ok := err == nil && desired >= 5 && desired <= 7 && cur == desired && int32(ready) == desired
+		return ok, fmt.Sprintf("current=%d desired=%d ready=%d err=%v", cur, desired, ready, err)
+	})
+
+	// metrics.k8s.io through the member's API server, as kubectl top reads it.
+	mc := metricsclient.NewForConfigOrDie(world.MemberConfig(t, "member1"))
+	pm, err := mc.MetricsV1beta1().PodMetricses("hpa").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	if err != nil {
+		t.Fatalf("listing pod metrics: %v", err)
+	}
+	var total int64
+	for _, p := range pm.Items {
+		for _, c := range p.Containers {
+			total += c.Usage.Cpu().MilliValue()
+		}
+	}
+	if total < 500 || total > 700 {
+		t.Errorf("pods of web use %dm CPU in total, want about the 600m offered", total)
+	}
+	if kubectl, err := exec.LookPath("kubectl"); err == nil {
+		out, err := exec.Command(kubectl, "--kubeconfig", world.DataDir+"/members/member1/kubeconfig", "top", "pods", "-n", "hpa").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "web-") {
+			t.Errorf("kubectl top pods: %v\n%s", err, out)
+		}
+	}
+
+	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "web", "0")
+	framework.Eventually(t, 2*time.Minute, "HPA back at 1 replica", func() (bool, string) {
+		cur, desired, err := hpaReplicas(ctx, cs, "hpa", "web")
+		return err == nil && desired == 1 && cur == 1, fmt.Sprintf("current=%d desired=%d err=%v", cur, desired, err)
+	})
+}
+
+// TestStoppedMemberLoadMovesToTheOther: one app in two members under one
+// load; stopping member1 sends all traffic to member2, whose HPA scales up
+// to carry it; starting member1 spreads the load again.
+func TestStoppedMemberLoadMovesToTheOther(t *testing.T) {
+	ctx := framework.Context(t, 8*time.Minute)
+	m1, m2 := memberClient(t, "member1"), memberClient(t, "member2")
+	for _, cs := range []kubernetes.Interface{m1, m2} {
+		newNamespace(t, ctx, cs, "shop")
+		if _, err := cs.AppsV1().Deployments("shop").Create(ctx, deployment("shop", "shop", 2, "200m"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("shop").Create(ctx, hpa("shop", "shop", 12), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 800m over two members: 4 pods each at 100m (50% of 200m).
+	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "shop", "800m")
+	t.Cleanup(func() { world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "shop", "0") })
+	framework.Eventually(t, 3*time.Minute, "both HPAs at 4±1", func() (bool, string) {
+		_, d1, err1 := hpaReplicas(ctx, m1, "shop", "shop")
+		_, d2, err2 := hpaReplicas(ctx, m2, "shop", "shop")
+		return err1 == nil && err2 == nil && d1 >= 3 && d1 <= 5 && d2 >= 3 && d2 <= 5, fmt.Sprintf("member1=%d member2=%d", d1, d2)
+	})
+
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member1", "stop")
+	stopped := true
+	t.Cleanup(func() {
+		if stopped {
+			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member1", "start")
+		}
+	})
+	framework.Eventually(t, 3*time.Minute, "member2's HPA carries the whole load (8±1)", func() (bool, string) {
+		_, d2, err := hpaReplicas(ctx, m2, "shop", "shop")
+		ready, _, _ := podCounts(ctx, m2, "shop", "shop")
+		return err == nil && d2 >= 7 && d2 <= 9 && int32(ready) == d2, fmt.Sprintf("member2 desired=%d ready=%d err=%v", d2, ready, err)
+	})
+
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member1", "start")
+	stopped = false
+	// member1's pods kept running through its restart; they get traffic again.
+	mc := metricsclient.NewForConfigOrDie(world.MemberConfig(t, "member1"))
+	framework.Eventually(t, 2*time.Minute, "member1's pods serve traffic again", func() (bool, string) {
+		pm, err := mc.MetricsV1beta1().PodMetricses("shop").List(ctx, metav1.ListOptions{LabelSelector: "app=shop"})
+		if err != nil {
+			return false, err.Error()
+		}
+		var used int64
+		for _, p := range pm.Items {
+			for _, c := range p.Containers {
+				used += c.Usage.Cpu().MilliValue()
+			}
+		}
+		return used > 0, fmt.Sprintf("member1 pods use %dm", used)
+	})
+}
+
+// TestPartitionCutsTheProxyOnly: a partitioned member keeps running and is
+// reachable through its own kubeconfig, but not through the proxy the
+// control plane uses; heal restores the proxy.
+func TestPartitionCutsTheProxyOnly(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	probe := func(cfg *rest.Config) error {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Timeout = 2 * time.Second
+		_, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}
+	direct, proxied := world.MemberConfig(t, "member2"), world.MemberProxyConfig(t, "member2")
+	if err := probe(proxied); err != nil {
+		t.Fatalf("proxy before partition: %v", err)
+	}
+
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "partition")
+	healed := false
+	t.Cleanup(func() {
+		if !healed {
+			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "heal")
+		}
+	})
+	if err := probe(proxied); err == nil {
+		t.Errorf("partitioned member answered through the proxy")
+	}
+	if err := probe(direct); err != nil {
+		t.Errorf("partitioned member unreachable through its own kubeconfig: %v", err)
+	}
+
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "heal")
+	healed = true
+	if err := probe(proxied); err != nil {
+		t.Errorf("proxy after heal: %v", err)
+	}
+}
