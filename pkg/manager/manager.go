@@ -38,6 +38,44 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LeaderElectionID names the leader Lease.
 	LeaderElectionID string
+	// Controllers selects controllers, Kubernetes style: "*" enables all,
+	// "name" enables one, "-name" disables one. Empty enables none.
+	Controllers []string
+}
+
+// Controller is one registered controller: a name and how to add it to a
+// manager.
+type Controller struct {
+	Name  string
+	Setup func(ctx context.Context, mgr ctrl.Manager) error
+}
+
+// registry lists atoll's controllers in start order.
+var registry []Controller
+
+// ControllerNames lists the registered controllers.
+func ControllerNames() []string {
+	names := make([]string, len(registry))
+	for i, c := range registry {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// Enabled reports whether name is selected by the --controllers list.
+func Enabled(name string, selection []string) bool {
+	enabled := false
+	for _, s := range selection {
+		switch s {
+		case "*":
+			enabled = true
+		case name:
+			return true
+		case "-" + name:
+			return false
+		}
+	}
+	return enabled
 }
 
 // DefaultNamespace is where atoll keeps its own objects in the control plane.
@@ -88,6 +126,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating controller-manager: %w", err)
+	}
+	for _, c := range registry {
+		if !Enabled(c.Name, opts.Controllers) {
+			continue
+		}
+		if err := c.Setup(ctx, mgr); err != nil {
+			return nil, fmt.Errorf("setting up controller %s: %w", c.Name, err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err

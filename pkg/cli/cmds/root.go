@@ -50,6 +50,7 @@ func (l *Logging) addFlags(cmd *cobra.Command, defaultFile string) {
 // Manager are the controller-manager flags, shared by `up` and
 // `controller-manager`.
 type Manager struct {
+	Controllers             []string
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
 	LeaderElect             bool
@@ -58,6 +59,7 @@ type Manager struct {
 
 func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderElect bool) {
 	fs := cmd.Flags()
+	fs.StringSliceVar(&m.Controllers, "controllers", []string{"*"}, "controllers to run: '*' all, 'name' one, '-name' not that one (e.g. '*,-scheduler'); empty runs none")
 	fs.StringVar(&m.MetricsBindAddress, "metrics-bind-address", metrics, "address of the Prometheus metrics endpoint (\"0\" disables it)")
 	fs.StringVar(&m.HealthProbeBindAddress, "health-probe-bind-address", health, "address of /healthz and /readyz (\"0\" disables them)")
 	fs.BoolVar(&m.LeaderElect, "leader-elect", leaderElect, "elect a leader among controller-manager replicas through a Lease")

@@ -25,6 +25,7 @@ func Run(ctx context.Context, cfg *cmds.ControllerManager) error {
 		return err
 	}
 	mgr, err := manager.New(ctx, restCfg, manager.Options{
+		Controllers:             cfg.Manager.Controllers,
 		MetricsBindAddress:      cfg.Manager.MetricsBindAddress,
 		HealthProbeBindAddress:  cfg.Manager.HealthProbeBindAddress,
 		LeaderElect:             cfg.Manager.LeaderElect,

@@ -72,6 +72,7 @@ func Run(ctx context.Context, cfg *cmds.Up) error {
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
 	mgr, err := manager.New(mgrCtx, cp.Config, manager.Options{
+		Controllers:             cfg.Manager.Controllers,
 		MetricsBindAddress:      cfg.Manager.MetricsBindAddress,
 		HealthProbeBindAddress:  cfg.Manager.HealthProbeBindAddress,
 		LeaderElect:             cfg.Manager.LeaderElect,

@@ -1,0 +1,61 @@
+// Package names holds the names, labels and annotations that atoll's
+// controllers agree on. Karmada's spellings are kept wherever Karmada has
+// one, so tools written for Karmada find atoll's objects; atoll's own
+// additions use the atoll.dev prefix.
+package names
+
+import (
+	"strings"
+)
+
+const (
+	// ManagedLabel marks every object atoll applies in a member cluster;
+	// member informers select on it (value "true"), as Karmada's do.
+	ManagedLabel = "karmada.io/managed"
+
+	// ResourceBindingPermanentIDLabel is the permanent id (a UUID) of a
+	// ResourceBinding, on the binding itself and on the member objects it
+	// produced.
+	ResourceBindingPermanentIDLabel = "resourcebinding.karmada.io/permanent-id"
+	// ClusterResourceBindingPermanentIDLabel is the same for a
+	// ClusterResourceBinding.
+	ClusterResourceBindingPermanentIDLabel = "clusterresourcebinding.karmada.io/permanent-id"
+
+	// ResourceBindingNamespaceAnnotation and ResourceBindingNameAnnotation on
+	// a member object name the ResourceBinding that produced it.
+	ResourceBindingNamespaceAnnotation = "resourcebinding.karmada.io/namespace"
+	ResourceBindingNameAnnotation      = "resourcebinding.karmada.io/name"
+	// ClusterResourceBindingAnnotation names the ClusterResourceBinding.
+	ClusterResourceBindingAnnotation = "clusterresourcebinding.karmada.io/name"
+
+	// ManifestHashAnnotation on a member object is the hash of the manifest
+	// atoll last applied there. Equal hash, no write: this is what keeps a
+	// restart free of writes to members.
+	ManifestHashAnnotation = "atoll.dev/manifest-hash"
+
+	// FieldManager is the server-side apply field manager of everything
+	// atoll writes.
+	FieldManager = "atoll"
+
+	// ClusterSecretNamespace holds the credentials of push-mode clusters
+	// (Karmada: karmada-cluster).
+	ClusterSecretNamespace = "karmada-cluster"
+	// SystemNamespace holds atoll's own objects in the control plane.
+	SystemNamespace = "atoll-system"
+
+	// ExecutionNamespacePrefix + cluster name is Karmada's per-cluster
+	// namespace; atoll has no Work objects and creates none, but never
+	// propagates into such a namespace either.
+	ExecutionNamespacePrefix = "karmada-es-"
+)
+
+// BindingName is the name of the ResourceBinding (or
+// ClusterResourceBinding) of a template, as Karmada forms it:
+// lower(<name>-<kind>), with ':' replaced by '.'.
+func BindingName(kind, name string) string {
+	return strings.ReplaceAll(strings.ToLower(name+"-"+kind), ":", ".")
+}
+
+// ClusterSecretName is the Secret holding a push-mode cluster's
+// credentials (keys "token" and "caBundle", as Karmada's).
+func ClusterSecretName(cluster string) string { return cluster }
