@@ -279,3 +279,34 @@ func TestPartitionCutsTheProxyOnly(t *testing.T) {
 		t.Errorf("proxy after heal: %v", err)
 	}
 }
+
+// TestSlowAddsLatencyThroughTheProxy: `slow` delays requests that go
+// through the proxy by at least the configured latency; `fast` is applied.
+func TestSlowAddsLatencyThroughTheProxy(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	cs := kubernetes.NewForConfigOrDie(world.MemberProxyConfig(t, "member2"))
+	timed := func() time.Duration {
+		start := time.Now()
+		if _, err := cs.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+			t.Fatalf("get through proxy: %v", err)
+		}
+		return time.Since(start)
+	}
+	timed() // warm the connection
+
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "slow", "--latency", "700ms")
+	fast := false
+	t.Cleanup(func() {
+		if !fast {
+			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "fast")
+		}
+	})
+	if d := timed(); d < 700*time.Millisecond {
+		t.Errorf("request through a slow proxy took %v, want at least 700ms", d)
+	}
+	// fast waits until the member applied it; an upper bound on request time
+	// would only measure how busy the machine is.
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "fast")
+	fast = true
+	timed()
+}

@@ -33,6 +33,11 @@ const (
 	// restart free of writes to members.
 	ManifestHashAnnotation = "atoll.dev/manifest-hash"
 
+	// PreserveOnDeleteAnnotation ("true") on a member object says the
+	// binding preserves resources on deletion: withdrawal and unjoin leave
+	// the object in the member.
+	PreserveOnDeleteAnnotation = "atoll.dev/preserve-on-delete"
+
 	// FieldManager is the server-side apply field manager of everything
 	// atoll writes.
 	FieldManager = "atoll"
