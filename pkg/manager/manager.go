@@ -38,6 +38,11 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LeaderElectionID names the leader Lease.
 	LeaderElectionID string
+	// ClusterStatusPeriod, ClusterSuccessThreshold and
+	// ClusterFailureThreshold tune member health checking (0: defaults).
+	ClusterStatusPeriod     time.Duration
+	ClusterSuccessThreshold time.Duration
+	ClusterFailureThreshold time.Duration
 	// Controllers selects controllers, Kubernetes style: "*" enables all,
 	// "name" enables one, "-name" disables one. Empty enables none.
 	Controllers []string

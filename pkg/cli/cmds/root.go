@@ -6,6 +6,7 @@ package cmds
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -51,6 +52,9 @@ func (l *Logging) addFlags(cmd *cobra.Command, defaultFile string) {
 // `controller-manager`.
 type Manager struct {
 	Controllers             []string
+	ClusterStatusPeriod     time.Duration
+	ClusterSuccessThreshold time.Duration
+	ClusterFailureThreshold time.Duration
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
 	LeaderElect             bool
@@ -60,6 +64,9 @@ type Manager struct {
 func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderElect bool) {
 	fs := cmd.Flags()
 	fs.StringSliceVar(&m.Controllers, "controllers", []string{"*"}, "controllers to run: '*' all, 'name' one, '-name' not that one (e.g. '*,-scheduler'); empty runs none")
+	fs.DurationVar(&m.ClusterStatusPeriod, "cluster-status-period", 10*time.Second, "how often each member cluster's health and status are collected")
+	fs.DurationVar(&m.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must stay healthy before it is marked Ready")
+	fs.DurationVar(&m.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must stay unhealthy before it is marked not Ready")
 	fs.StringVar(&m.MetricsBindAddress, "metrics-bind-address", metrics, "address of the Prometheus metrics endpoint (\"0\" disables it)")
 	fs.StringVar(&m.HealthProbeBindAddress, "health-probe-bind-address", health, "address of /healthz and /readyz (\"0\" disables them)")
 	fs.BoolVar(&m.LeaderElect, "leader-elect", leaderElect, "elect a leader among controller-manager replicas through a Lease")

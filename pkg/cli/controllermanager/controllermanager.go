@@ -26,6 +26,9 @@ func Run(ctx context.Context, cfg *cmds.ControllerManager) error {
 	}
 	mgr, err := manager.New(ctx, restCfg, manager.Options{
 		Controllers:             cfg.Manager.Controllers,
+		ClusterStatusPeriod:     cfg.Manager.ClusterStatusPeriod,
+		ClusterSuccessThreshold: cfg.Manager.ClusterSuccessThreshold,
+		ClusterFailureThreshold: cfg.Manager.ClusterFailureThreshold,
 		MetricsBindAddress:      cfg.Manager.MetricsBindAddress,
 		HealthProbeBindAddress:  cfg.Manager.HealthProbeBindAddress,
 		LeaderElect:             cfg.Manager.LeaderElect,

@@ -73,6 +73,9 @@ func Run(ctx context.Context, cfg *cmds.Up) error {
 	defer stopManager()
 	mgr, err := manager.New(mgrCtx, cp.Config, manager.Options{
 		Controllers:             cfg.Manager.Controllers,
+		ClusterStatusPeriod:     cfg.Manager.ClusterStatusPeriod,
+		ClusterSuccessThreshold: cfg.Manager.ClusterSuccessThreshold,
+		ClusterFailureThreshold: cfg.Manager.ClusterFailureThreshold,
 		MetricsBindAddress:      cfg.Manager.MetricsBindAddress,
 		HealthProbeBindAddress:  cfg.Manager.HealthProbeBindAddress,
 		LeaderElect:             cfg.Manager.LeaderElect,

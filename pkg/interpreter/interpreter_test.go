@@ -1,0 +1,179 @@
+package interpreter
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+)
+
+func obj(m map[string]any) *unstructured.Unstructured { return &unstructured.Unstructured{Object: m} }
+
+func deploymentTemplate() *unstructured.Unstructured {
+	return obj(map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{
+			"name": "nginx", "namespace": "demo", "uid": "u1", "resourceVersion": "7", "generation": int64(3),
+			"labels":        map[string]any{"app": "nginx", "propagationpolicy.karmada.io/permanent-id": "p1"},
+			"annotations":   map[string]any{"propagationpolicy.karmada.io/name": "pp", "note": "keep"},
+			"managedFields": []any{map[string]any{"manager": "kubectl"}},
+		},
+		"spec": map[string]any{
+			"replicas": int64(6),
+			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
+				"name": "nginx", "image": "nginx:1", "resources": map[string]any{"requests": map[string]any{"cpu": "1"}},
+			}}}},
+		},
+		"status": map[string]any{"replicas": int64(6)},
+	})
+}
+
+func TestRender(t *testing.T) {
+	cases := map[string]struct {
+		template *unstructured.Unstructured
+		replicas *int64
+		want     map[string]any
+	}{
+		"deployment share replaces replicas, bookkeeping dropped": {
+			template: deploymentTemplate(),
+			replicas: ptr.To[int64](2),
+			want: map[string]any{
+				"apiVersion": "apps/v1", "kind": "Deployment",
+				"metadata": map[string]any{
+					"name": "nginx", "namespace": "demo",
+					"labels":      map[string]any{"app": "nginx"},
+					"annotations": map[string]any{"note": "keep"},
+				},
+				"spec": map[string]any{
+					"replicas": int64(2),
+					"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
+						"name": "nginx", "image": "nginx:1", "resources": map[string]any{"requests": map[string]any{"cpu": "1"}},
+					}}}},
+				},
+			},
+		},
+		"service keeps the member's cluster IP and node ports": {
+			template: obj(map[string]any{
+				"apiVersion": "v1", "kind": "Service",
+				"metadata": map[string]any{"name": "web", "namespace": "demo"},
+				"spec": map[string]any{
+					"clusterIP": "10.96.0.10", "clusterIPs": []any{"10.96.0.10"}, "ipFamilies": []any{"IPv4"},
+					"type":  "NodePort",
+					"ports": []any{map[string]any{"port": int64(80), "nodePort": int64(30080)}},
+				},
+			}),
+			want: map[string]any{
+				"apiVersion": "v1", "kind": "Service",
+				"metadata": map[string]any{"name": "web", "namespace": "demo"},
+				"spec":     map[string]any{"type": "NodePort", "ports": []any{map[string]any{"port": int64(80)}}},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Render(tc.template, tc.replicas)
+			if diff := cmp.Diff(tc.want, got.Object); diff != "" {
+				t.Errorf("Render (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRenderRetainReplicas(t *testing.T) {
+	tpl := deploymentTemplate()
+	labels := tpl.GetLabels()
+	labels[RetainReplicasLabel] = "true"
+	tpl.SetLabels(labels)
+	got := Render(tpl, ptr.To[int64](2))
+	if _, found, _ := unstructured.NestedFieldNoCopy(got.Object, "spec", "replicas"); found {
+		t.Error("spec.replicas rendered for a template whose members own replicas")
+	}
+}
+
+func TestDrifted(t *testing.T) {
+	desired := Render(deploymentTemplate(), ptr.To[int64](2))
+	live := func(edit func(m map[string]any)) *unstructured.Unstructured {
+		l := desired.DeepCopy()
+		// What the member adds: defaults, status, server metadata.
+		_ = unstructured.SetNestedField(l.Object, "RollingUpdate", "spec", "strategy", "type")
+		_ = unstructured.SetNestedField(l.Object, int64(2), "status", "replicas")
+		l.SetResourceVersion("99")
+		if edit != nil {
+			edit(l.Object)
+		}
+		return l
+	}
+	cases := map[string]struct {
+		live      *unstructured.Unstructured
+		wantDrift bool
+	}{
+		"member defaults and status are not drift": {live: live(nil)},
+		"normalised quantity is not drift": {live: live(func(m map[string]any) {
+			c := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+			c["resources"].(map[string]any)["requests"].(map[string]any)["cpu"] = "1000m"
+		})},
+		"edited image is drift": {live: live(func(m map[string]any) {
+			c := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+			c["image"] = "nginx:evil"
+		}), wantDrift: true},
+		"scaled by hand is drift": {live: live(func(m map[string]any) {
+			m["spec"].(map[string]any)["replicas"] = int64(5)
+		}), wantDrift: true},
+		"removed label is drift": {live: live(func(m map[string]any) {
+			delete(m["metadata"].(map[string]any)["labels"].(map[string]any), "app")
+		}), wantDrift: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got, path := Drifted(desired, tc.live); got != tc.wantDrift {
+				t.Errorf("Drifted = %v (at %q), want %v", got, path, tc.wantDrift)
+			}
+		})
+	}
+}
+
+func TestHashIsStable(t *testing.T) {
+	a, _ := Hash(Render(deploymentTemplate(), ptr.To[int64](2)))
+	b, _ := Hash(Render(deploymentTemplate(), ptr.To[int64](2)))
+	c, _ := Hash(Render(deploymentTemplate(), ptr.To[int64](3)))
+	if a != b || a == c {
+		t.Errorf("hash not stable or not sensitive: %s %s %s", a, b, c)
+	}
+}
+
+func TestHealthAndAggregate(t *testing.T) {
+	member := func(replicas, available, updated, observed, generation int64) *unstructured.Unstructured {
+		return obj(map[string]any{
+			"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "nginx", "generation": generation},
+			"spec":     map[string]any{"replicas": replicas},
+			"status": map[string]any{"replicas": replicas, "readyReplicas": available, "availableReplicas": available,
+				"updatedReplicas": updated, "observedGeneration": observed},
+		})
+	}
+	healthy, rolling := member(2, 2, 2, 4, 4), member(4, 3, 4, 4, 4)
+	if got := Health(healthy); got != workv1alpha2.ResourceHealthy {
+		t.Errorf("healthy member: %s", got)
+	}
+	if got := Health(rolling); got != workv1alpha2.ResourceUnhealthy {
+		t.Errorf("member with 3/4 available: %s", got)
+	}
+	if got := Health(member(2, 2, 2, 3, 4)); got != workv1alpha2.ResourceUnhealthy {
+		t.Errorf("member that has not observed its spec: %s", got)
+	}
+	gk := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	got := AggregateStatus(gk, 9, []map[string]any{ReflectStatus(healthy), ReflectStatus(rolling)}, true)
+	want := map[string]any{"replicas": int64(6), "readyReplicas": int64(5), "availableReplicas": int64(5),
+		"updatedReplicas": int64(6), "unavailableReplicas": int64(0), "observedGeneration": int64(9)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("AggregateStatus (-want +got):\n%s", diff)
+	}
+	stale := AggregateStatus(gk, 9, []map[string]any{ReflectStatus(member(2, 2, 2, 3, 4))}, true)
+	if stale["observedGeneration"] != int64(8) {
+		t.Errorf("observedGeneration with a member behind: %v, want 8", stale["observedGeneration"])
+	}
+}
