@@ -1,0 +1,296 @@
+// Package clustercache is the one place that holds connections to member
+// clusters: a client config per Cluster (endpoint, credentials, TLS and
+// proxy settings from the Cluster and its Secret), clients, a lazy REST
+// mapper, and per (cluster, resource) dynamic informers that only see the
+// objects atoll manages. A member is rebuilt when the Cluster's connection
+// settings or its Secret change; its informers stop with it.
+package clustercache
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// Options bound the clients of every member.
+type Options struct {
+	// QPS and Burst rate-limit the requests to one member (default 100 and
+	// 200).
+	QPS   float32
+	Burst int
+	// Timeout bounds one request to a member (default 10s). Watches are not
+	// bounded by it.
+	Timeout time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.QPS <= 0 {
+		o.QPS = 100
+	}
+	if o.Burst <= 0 {
+		o.Burst = 200
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+}
+
+// Cache holds the members. Its zero value is not usable; call New.
+type Cache struct {
+	reader client.Reader
+	opts   Options
+
+	// root lives until Start's context ends; every member's informers run
+	// under it.
+	root     context.Context
+	stopRoot context.CancelFunc
+
+	mu      sync.Mutex
+	members map[string]*Member
+}
+
+// New returns a Cache that reads Clusters and their Secrets with c (a
+// controller-runtime client; cached reads are fine and recommended, Member
+// is called often).
+func New(c client.Reader, opts Options) *Cache {
+	opts.defaults()
+	root, stop := context.WithCancel(context.Background())
+	return &Cache{reader: c, opts: opts, root: root, stopRoot: stop, members: map[string]*Member{}}
+}
+
+// Start implements manager.Runnable: it holds the cache open until ctx ends,
+// then stops every member's informers.
+func (c *Cache) Start(ctx context.Context) error {
+	<-ctx.Done()
+	c.stopRoot()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, m := range c.members {
+		m.stop()
+		delete(c.members, name)
+	}
+	return nil
+}
+
+// Member returns the connection to cluster, building it on first use and
+// rebuilding it (stopping the old informers) when the Cluster's
+// apiEndpoint, secretRef, insecureSkipTLSVerification or proxyURL, or the
+// Secret's resourceVersion changed. A Cluster that no longer exists is
+// removed and reported as NotFound.
+func (c *Cache) Member(ctx context.Context, cluster string) (*Member, error) {
+	obj := &clusterv1alpha1.Cluster{}
+	if err := c.reader.Get(ctx, types.NamespacedName{Name: cluster}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.Remove(cluster)
+		}
+		return nil, fmt.Errorf("getting cluster %s: %w", cluster, err)
+	}
+	var secret *corev1.Secret
+	if ref := obj.Spec.SecretRef; ref != nil {
+		secret = &corev1.Secret{}
+		err := c.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, secret)
+		if apierrors.IsNotFound(err) {
+			secret = nil
+		} else if err != nil {
+			return nil, fmt.Errorf("cluster %s: getting secret %s/%s: %w", cluster, ref.Namespace, ref.Name, err)
+		}
+	}
+	key := fingerprint(obj, secret)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.members[cluster]; ok {
+		if m.fingerprint == key {
+			return m, nil
+		}
+		klog.FromContext(ctx).V(1).Info("Rebuilding member connection", "cluster", cluster)
+		m.stop()
+		delete(c.members, cluster)
+	}
+	cfg, err := ConfigFor(obj, secret)
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.newMember(cluster, key, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.members[cluster] = m
+	return m, nil
+}
+
+// Remove forgets cluster and stops its informers.
+func (c *Cache) Remove(cluster string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.members[cluster]; ok {
+		m.stop()
+		delete(c.members, cluster)
+	}
+}
+
+// fingerprint is what a member connection depends on.
+func fingerprint(cluster *clusterv1alpha1.Cluster, secret *corev1.Secret) string {
+	var b strings.Builder
+	s := &cluster.Spec
+	fmt.Fprintf(&b, "%s|%t|%s|", s.APIEndpoint, s.InsecureSkipTLSVerification, s.ProxyURL)
+	if s.SecretRef != nil {
+		fmt.Fprintf(&b, "%s/%s", s.SecretRef.Namespace, s.SecretRef.Name)
+	}
+	if secret != nil {
+		fmt.Fprintf(&b, "|%s|%s", secret.UID, secret.ResourceVersion)
+	}
+	return b.String()
+}
+
+func (c *Cache) newMember(name, key string, cfg *rest.Config) (*Member, error) {
+	cfg.QPS, cfg.Burst, cfg.Timeout = c.opts.QPS, c.opts.Burst, c.opts.Timeout
+	cfg.UserAgent = rest.DefaultKubernetesUserAgent() + " atoll/" + name
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: building client: %w", name, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: building dynamic client: %w", name, err)
+	}
+	// Informers watch for minutes; a per-request timeout would cut every
+	// watch. Their list and watch calls are bounded by the server's watch
+	// timeout and by HTTP/2 health checks instead.
+	watchCfg := rest.CopyConfig(cfg)
+	watchCfg.Timeout = 0
+	watchDyn, err := dynamic.NewForConfig(watchCfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: building watch client: %w", name, err)
+	}
+	ctx, cancel := context.WithCancel(c.root)
+	return &Member{
+		Name:        name,
+		Config:      cfg,
+		Dynamic:     dyn,
+		Kube:        kube,
+		Mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
+		fingerprint: key,
+		watchClient: watchDyn,
+		ctx:         ctx,
+		cancel:      cancel,
+		informers:   map[schema.GroupVersionResource]*watched{},
+	}, nil
+}
+
+// Member is the connection to one member cluster. It stays valid until the
+// member is rebuilt or removed; callers that keep state per member (such
+// as registered handlers) key it on the *Member.
+type Member struct {
+	Name string
+	// Config is the member's client config (with the per-request timeout).
+	Config  *rest.Config
+	Dynamic dynamic.Interface
+	Kube    kubernetes.Interface
+	// Mapper maps kinds to resources with discovery, lazily and cached; it
+	// re-discovers when a kind is not found.
+	Mapper meta.RESTMapper
+
+	fingerprint string
+	watchClient dynamic.Interface
+	ctx         context.Context
+	cancel      context.CancelFunc
+
+	mu        sync.Mutex
+	informers map[schema.GroupVersionResource]*watched
+}
+
+type watched struct {
+	informer cache.SharedIndexInformer
+	lister   cache.GenericLister
+}
+
+// Watch starts, once per resource, an informer on the member's objects of
+// gvr that carry karmada.io/managed=true, with managedFields stripped, and
+// adds handler (if not nil) to it. Every call with a handler adds it again:
+// register each handler once per *Member. The informer stops when the
+// member is rebuilt or removed, or when the Cache stops.
+func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEventHandler) (cache.GenericLister, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cluster %s: member connection is closed", m.Name)
+	}
+	w, ok := m.informers[gvr]
+	if !ok {
+		selector := labels.SelectorFromSet(labels.Set{names.ManagedLabel: "true"}).String()
+		gi := dynamicinformer.NewFilteredDynamicInformer(m.watchClient, gvr, metav1.NamespaceAll, 0,
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+			func(o *metav1.ListOptions) { o.LabelSelector = selector })
+		inf := gi.Informer()
+		if err := inf.SetTransform(stripManagedFields); err != nil {
+			return nil, fmt.Errorf("cluster %s: watching %s: %w", m.Name, gvr, err)
+		}
+		logger := klog.Background().WithValues("cluster", m.Name, "resource", gvr.String())
+		_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+			// The reflector backs off on its own; this only keeps the log
+			// readable while a member is down.
+			logger.V(2).Info("Member watch failed", "err", err)
+		})
+		w = &watched{informer: inf, lister: gi.Lister()}
+		m.informers[gvr] = w
+		go inf.RunWithContext(m.ctx)
+	}
+	if handler != nil {
+		if _, err := w.informer.AddEventHandler(handler); err != nil {
+			return nil, fmt.Errorf("cluster %s: adding handler for %s: %w", m.Name, gvr, err)
+		}
+	}
+	return w.lister, nil
+}
+
+// HasSynced reports whether the informer on gvr has listed the member's
+// managed objects once. False when gvr is not watched.
+func (m *Member) HasSynced(gvr schema.GroupVersionResource) bool {
+	m.mu.Lock()
+	w, ok := m.informers[gvr]
+	m.mu.Unlock()
+	return ok && w.informer.HasSynced()
+}
+
+// Closed reports whether the member was rebuilt or removed; a caller
+// holding it should ask the Cache again.
+func (m *Member) Closed() bool { return m.ctx.Err() != nil }
+
+func (m *Member) stop() {
+	m.cancel()
+	m.mu.Lock()
+	m.informers = map[schema.GroupVersionResource]*watched{}
+	m.mu.Unlock()
+}
+
+// stripManagedFields drops metadata.managedFields, which no controller
+// reads and which often is the larger part of an object.
+func stripManagedFields(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil && a.GetManagedFields() != nil {
+		a.SetManagedFields(nil)
+	}
+	return obj, nil
+}
