@@ -11,6 +11,8 @@ import (
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/controllermanager"
 	"github.com/atoll-dev/atoll/pkg/cli/crds"
+	"github.com/atoll-dev/atoll/pkg/cli/get"
+	"github.com/atoll-dev/atoll/pkg/cli/join"
 	"github.com/atoll-dev/atoll/pkg/cli/sim"
 	"github.com/atoll-dev/atoll/pkg/cli/simcluster"
 	"github.com/atoll-dev/atoll/pkg/cli/up"
@@ -33,6 +35,9 @@ func main() {
 		ControllerManager: controllermanager.Run,
 		CRDs:              crds.Run,
 		Sim:               cmds.SimActions{Cluster: simcluster.Cluster, Load: sim.Load, Fault: sim.Fault},
+		Join:              join.Join,
+		Unjoin:            join.Unjoin,
+		Get:               get.Run,
 	})
 	err := root.ExecuteContext(ctx)
 	cancel()

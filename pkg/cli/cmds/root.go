@@ -17,6 +17,9 @@ type Actions struct {
 	ControllerManager func(ctx context.Context, cfg *ControllerManager) error
 	CRDs              func(w io.Writer) error
 	Sim               SimActions
+	Join              func(ctx context.Context, cfg *Join) error
+	Unjoin            func(ctx context.Context, cfg *Unjoin) error
+	Get               func(ctx context.Context, cfg *Get) error
 }
 
 // NewRootCommand returns the `atoll` command with all its verbs.
@@ -32,6 +35,9 @@ func NewRootCommand(a Actions) *cobra.Command {
 		NewControllerManagerCommand(a.ControllerManager),
 		NewCRDsCommand(a.CRDs),
 		NewSimCommand(a.Sim),
+		NewJoinCommand(a.Join),
+		NewUnjoinCommand(a.Unjoin),
+		NewGetCommand(a.Get),
 	)
 	return root
 }

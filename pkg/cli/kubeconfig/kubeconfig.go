@@ -1,0 +1,39 @@
+// Package kubeconfig loads the kubeconfigs the CLI verbs are given.
+package kubeconfig
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Load returns the client config of path (one file, or a $KUBECONFIG-style
+// list) and context (empty: the current context).
+func Load(path, context string) (*rest.Config, error) {
+	cc := clientConfig(path, context)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Namespace is the namespace of path's context ("default" when unset).
+func Namespace(path, context string) (string, error) {
+	ns, _, err := clientConfig(path, context).Namespace()
+	return ns, err
+}
+
+func clientConfig(path, context string) clientcmd.ClientConfig {
+	rules := &clientcmd.ClientConfigLoadingRules{}
+	if list := filepath.SplitList(path); len(list) > 1 {
+		rules.Precedence = list
+	} else {
+		rules.ExplicitPath = path
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: context, ClusterDefaults: clientcmdapi.Cluster{}})
+}

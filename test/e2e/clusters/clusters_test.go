@@ -1,0 +1,436 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/clustercache"
+	clustercontroller "github.com/atoll-dev/atoll/pkg/controller/cluster"
+	"github.com/atoll-dev/atoll/pkg/manager"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+// startController runs a manager with the cluster controller and a
+// clustercache in this process until the test ends, with short periods:
+// probe every second, flip Ready after 2s.
+func startController(t *testing.T) {
+	t.Helper()
+	ctrl.SetLogger(klog.NewKlogr())
+	scheme, err := manager.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(world.RESTConfig(t), ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := clustercache.New(mgr.GetClient(), clustercache.Options{})
+	if err := mgr.Add(cc); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := clustercontroller.Setup(ctx, mgr, cc, clustercontroller.Options{
+		StatusPeriod:     time.Second,
+		SuccessThreshold: 2 * time.Second,
+		FailureThreshold: 2 * time.Second,
+		ProbeTimeout:     2 * time.Second,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+}
+
+// atoll runs the atoll binary and returns its combined output and error.
+func atoll(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command(framework.Binary(t), args...).CombinedOutput()
+	return string(out), err
+}
+
+func proxyKubeconfig(member string) string {
+	return filepath.Join(world.DataDir, "members", member, "proxy-kubeconfig")
+}
+
+func join(t *testing.T, member, region, zone string) string {
+	t.Helper()
+	return world.Atoll(t, "join", member, "--cluster-kubeconfig", proxyKubeconfig(member),
+		"--region", region, "--zone", zone, "--provider", "atoll-sim", "--labels", "env=test",
+		"--kubeconfig", world.Kubeconfig)
+}
+
+func fault(t *testing.T, member, action string) {
+	t.Helper()
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, member, action, "--wait", "2m")
+}
+
+func getCluster(ctx context.Context, c client.Client, name string) (*clusterv1alpha1.Cluster, error) {
+	cl := &clusterv1alpha1.Cluster{}
+	return cl, c.Get(ctx, client.ObjectKey{Name: name}, cl)
+}
+
+func readyStatus(cl *clusterv1alpha1.Cluster) metav1.ConditionStatus {
+	if c := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady); c != nil {
+		return c.Status
+	}
+	return ""
+}
+
+func hasTaint(cl *clusterv1alpha1.Cluster, key string) bool {
+	for _, t := range cl.Spec.Taints {
+		if t.Key == key && t.Effect == corev1.TaintEffectNoSchedule {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAPI(cl *clusterv1alpha1.Cluster, gv, resource string) bool {
+	for _, e := range cl.Status.APIEnablements {
+		if e.GroupVersion != gv {
+			continue
+		}
+		for _, r := range e.Resources {
+			if r.Name == resource {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// waitReady waits until cluster's Ready is want, with the health taints
+// that go with it.
+func waitReady(t *testing.T, ctx context.Context, c client.Client, name string, want metav1.ConditionStatus, timeout time.Duration) {
+	t.Helper()
+	framework.Eventually(t, timeout, fmt.Sprintf("cluster %s Ready=%s with matching taints", name, want), func() (bool, string) {
+		cl, err := getCluster(ctx, c, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		unreachable, notReady := hasTaint(cl, clusterv1alpha1.TaintClusterUnreachable), hasTaint(cl, clusterv1alpha1.TaintClusterNotReady)
+		ok := readyStatus(cl) == want && notReady == (want == metav1.ConditionFalse) && unreachable == (want == metav1.ConditionUnknown)
+		return ok, fmt.Sprintf("Ready=%q unreachable taint=%t not-ready taint=%t", readyStatus(cl), unreachable, notReady)
+	})
+}
+
+func readyGauge(cluster string) (float64, bool) {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return 0, false
+	}
+	for _, f := range families {
+		if f.GetName() != "atoll_cluster_ready" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if labelValue(m, "cluster") == cluster {
+				return m.GetGauge().GetValue(), true
+			}
+		}
+	}
+	return 0, false
+}
+
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// TestClusters walks a cluster's life: join, health and status, faults,
+// `get clusters`, unjoin. The steps build on each other.
+func TestClusters(t *testing.T) {
+	ctx := framework.Context(t, 10*time.Minute)
+	c := world.Client(t)
+	startController(t)
+
+	out := join(t, "member1", "cn-east", "cn-east-1a")
+	t.Logf("atoll join member1:\n%s", out)
+	for _, want := range []string{"cluster member1 reachable at", "ServiceAccount karmada-cluster/karmada-member1", "Cluster member1 created"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("join output lacks %q", want)
+		}
+	}
+	join(t, "member2", "cn-east", "cn-east-1b")
+
+	t.Run("joined cluster becomes Ready with its status", func(t *testing.T) {
+		framework.Eventually(t, time.Minute, "member1 Ready with version, APIs, nodes and resources", func() (bool, string) {
+			cl, err := getCluster(ctx, c, "member1")
+			if err != nil {
+				return false, err.Error()
+			}
+			var cpu resource.Quantity
+			var nodes string
+			if rs := cl.Status.ResourceSummary; rs != nil {
+				cpu = rs.Allocatable[corev1.ResourceCPU]
+			}
+			if ns := cl.Status.NodeSummary; ns != nil {
+				nodes = fmt.Sprintf("%d/%d", ns.ReadyNum, ns.TotalNum)
+			}
+			ok := readyStatus(cl) == metav1.ConditionTrue && cl.Status.KubernetesVersion != "" &&
+				hasAPI(cl, "apps/v1", "deployments") && nodes == "3/3" && cpu.Cmp(resource.MustParse("24")) == 0 &&
+				meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements)
+			return ok, fmt.Sprintf("Ready=%q version=%q apps/v1 deployments=%t nodes=%s cpu=%s", readyStatus(cl),
+				cl.Status.KubernetesVersion, hasAPI(cl, "apps/v1", "deployments"), nodes, cpu.String())
+		})
+		cl, err := getCluster(ctx, c, "member1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl.Spec.SyncMode != clusterv1alpha1.Push || cl.Spec.Region != "cn-east" || strings.Join(cl.Spec.Zones, ",") != "cn-east-1a" ||
+			cl.Spec.Zone != "" || cl.Spec.Provider != "atoll-sim" || cl.Labels["env"] != "test" || cl.Spec.ID == "" {
+			t.Errorf("spec: syncMode=%s region=%s zones=%v zone=%q provider=%s labels=%v id=%q", cl.Spec.SyncMode, cl.Spec.Region,
+				cl.Spec.Zones, cl.Spec.Zone, cl.Spec.Provider, cl.Labels, cl.Spec.ID)
+		}
+		if len(cl.Spec.Taints) != 0 {
+			t.Errorf("taints of a ready cluster: %v", cl.Spec.Taints)
+		}
+		secret := &corev1.Secret{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: names.ClusterSecretNamespace, Name: "member1"}, secret); err != nil {
+			t.Fatalf("control-plane secret: %v", err)
+		}
+		if len(secret.Data["token"]) == 0 || len(secret.Data["caBundle"]) == 0 {
+			t.Errorf("control-plane secret keys: %v", keys(secret.Data))
+		}
+		if v, ok := readyGauge("member1"); !ok || v != 1 {
+			t.Errorf("atoll_cluster_ready{cluster=member1} = %v (found %t), want 1", v, ok)
+		}
+		waitReady(t, ctx, c, "member2", metav1.ConditionTrue, time.Minute)
+	})
+
+	t.Run("a steady cluster is not rewritten", func(t *testing.T) {
+		cl, err := getCluster(ctx, c, "member1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Five probe periods with nothing changing in the member.
+		time.Sleep(5 * time.Second)
+		again, err := getCluster(ctx, c, "member1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.ResourceVersion != cl.ResourceVersion {
+			t.Errorf("cluster rewritten while nothing changed: resourceVersion %s -> %s", cl.ResourceVersion, again.ResourceVersion)
+		}
+	})
+
+	t.Run("re-join updates and is idempotent", func(t *testing.T) {
+		out := world.Atoll(t, "join", "member1", "--cluster-kubeconfig", proxyKubeconfig("member1"),
+			"--region", "cn-east", "--zone", "cn-east-1a", "--provider", "atoll-sim", "--labels", "env=staging",
+			"--kubeconfig", world.Kubeconfig)
+		if !strings.Contains(out, "Cluster member1 updated") {
+			t.Errorf("re-join output:\n%s", out)
+		}
+		cl, err := getCluster(ctx, c, "member1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl.Labels["env"] != "staging" || readyStatus(cl) != metav1.ConditionTrue {
+			t.Errorf("after re-join: labels=%v Ready=%s", cl.Labels, readyStatus(cl))
+		}
+	})
+
+	t.Run("join of an unreachable cluster fails and creates nothing", func(t *testing.T) {
+		kc, err := clientcmd.LoadFromFile(proxyKubeconfig("member1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cluster := range kc.Clusters {
+			cluster.Server = "https://127.0.0.1:1"
+		}
+		path := filepath.Join(t.TempDir(), "unreachable-kubeconfig")
+		if err := clientcmd.WriteToFile(*kc, path); err != nil {
+			t.Fatal(err)
+		}
+		out, err := atoll(t, "join", "ghost", "--cluster-kubeconfig", path, "--kubeconfig", world.Kubeconfig)
+		if err == nil || !strings.Contains(out, "cannot reach cluster ghost at https://127.0.0.1:1") {
+			t.Errorf("join of an unreachable cluster: err=%v\n%s", err, out)
+		}
+		if _, err := getCluster(ctx, c, "ghost"); !apierrors.IsNotFound(err) {
+			t.Errorf("Cluster ghost: %v, want NotFound", err)
+		}
+		err = c.Get(ctx, client.ObjectKey{Namespace: names.ClusterSecretNamespace, Name: "ghost"}, &corev1.Secret{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("Secret ghost: %v, want NotFound", err)
+		}
+		if out, err := atoll(t, "join", "Bad_Name", "--cluster-kubeconfig", path, "--kubeconfig", world.Kubeconfig); err == nil ||
+			!strings.Contains(out, `cluster name "Bad_Name"`) {
+			t.Errorf("join with an invalid name: err=%v\n%s", err, out)
+		}
+	})
+
+	t.Run("stopped member becomes unreachable, then ready again", func(t *testing.T) {
+		fault(t, "member1", "stop")
+		stopped := true
+		t.Cleanup(func() {
+			if stopped {
+				fault(t, "member1", "start")
+			}
+		})
+		waitReady(t, ctx, c, "member1", metav1.ConditionUnknown, 20*time.Second)
+		framework.Eventually(t, 10*time.Second, "events on member1 for the transition and the taint", func() (bool, string) {
+			reasons, err := eventReasons(t, ctx, "member1")
+			return err == nil && reasons.Has(clustercontroller.ReasonClusterNotReachable) && reasons.Has("TaintsChanged"),
+				fmt.Sprintf("reasons %v, err %v", sets.List(reasons), err)
+		})
+		if v, ok := readyGauge("member1"); !ok || v != -1 {
+			t.Errorf("atoll_cluster_ready{cluster=member1} = %v (found %t), want -1", v, ok)
+		}
+		// The other member is unaffected.
+		if cl, err := getCluster(ctx, c, "member2"); err != nil || readyStatus(cl) != metav1.ConditionTrue {
+			t.Errorf("member2 while member1 is down: %v %v", readyStatus(cl), err)
+		}
+		fault(t, "member1", "start")
+		stopped = false
+		waitReady(t, ctx, c, "member1", metav1.ConditionTrue, 30*time.Second)
+	})
+
+	t.Run("partitioned member becomes unreachable, then ready on heal", func(t *testing.T) {
+		fault(t, "member2", "partition")
+		partitioned := true
+		t.Cleanup(func() {
+			if partitioned {
+				fault(t, "member2", "heal")
+			}
+		})
+		waitReady(t, ctx, c, "member2", metav1.ConditionUnknown, 20*time.Second)
+		fault(t, "member2", "heal")
+		partitioned = false
+		waitReady(t, ctx, c, "member2", metav1.ConditionTrue, 30*time.Second)
+	})
+
+	t.Run("get clusters", func(t *testing.T) {
+		out := world.Atoll(t, "get", "clusters", "--kubeconfig", world.Kubeconfig)
+		t.Logf("atoll get clusters:\n%s", out)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME") {
+			t.Fatalf("want a header and two rows, got:\n%s", out)
+		}
+		for i, name := range []string{"member1", "member2"} {
+			fields := strings.Fields(lines[i+1])
+			if len(fields) != 10 || fields[0] != name || fields[1] != "True" || fields[3] != "Push" || fields[4] != "cn-east" ||
+				fields[6] != "3/3" || !strings.HasSuffix(fields[7], "/24") || !strings.HasSuffix(fields[8], "/96Gi") {
+				t.Errorf("row of %s: %q", name, lines[i+1])
+			}
+		}
+		one := world.Atoll(t, "get", "clusters", "member2", "--kubeconfig", world.Kubeconfig)
+		if strings.Count(strings.TrimSpace(one), "\n") != 1 || !strings.Contains(one, "member2") {
+			t.Errorf("get clusters member2:\n%s", one)
+		}
+	})
+
+	t.Run("unjoin removes the cluster and cleans the member", func(t *testing.T) {
+		m2 := kubernetes.NewForConfigOrDie(world.MemberConfig(t, "member2"))
+		// Objects atoll would have applied: one to delete, one to keep.
+		newConfigMap := func(name string, preserve bool) {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
+				Labels: map[string]string{names.ManagedLabel: "true"}}}
+			if preserve {
+				cm.Annotations = map[string]string{names.PreserveOnDeleteAnnotation: "true"}
+			}
+			if _, err := m2.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		newConfigMap("managed", false)
+		newConfigMap("preserved", true)
+		t.Cleanup(func() {
+			_ = m2.CoreV1().ConfigMaps("default").Delete(context.Background(), "preserved", metav1.DeleteOptions{})
+		})
+
+		out := world.Atoll(t, "unjoin", "member2", "--kubeconfig", world.Kubeconfig)
+		t.Logf("atoll unjoin member2:\n%s", out)
+		if _, err := getCluster(ctx, c, "member2"); !apierrors.IsNotFound(err) {
+			t.Errorf("Cluster member2 after unjoin: %v", err)
+		}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: names.ClusterSecretNamespace, Name: "member2"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Secret member2 after unjoin: %v", err)
+		}
+		if _, err := m2.CoreV1().ConfigMaps("default").Get(ctx, "managed", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("managed ConfigMap after unjoin: %v", err)
+		}
+		if _, err := m2.CoreV1().ConfigMaps("default").Get(ctx, "preserved", metav1.GetOptions{}); err != nil {
+			t.Errorf("preserved ConfigMap after unjoin: %v", err)
+		}
+		framework.Eventually(t, time.Minute, "member2's karmada-cluster namespace and binding gone", func() (bool, string) {
+			_, nsErr := m2.CoreV1().Namespaces().Get(ctx, "karmada-cluster", metav1.GetOptions{})
+			_, crbErr := m2.RbacV1().ClusterRoleBindings().Get(ctx, "karmada-member2", metav1.GetOptions{})
+			return apierrors.IsNotFound(nsErr) && apierrors.IsNotFound(crbErr), fmt.Sprintf("namespace: %v; binding: %v", nsErr, crbErr)
+		})
+		// member1 was not touched.
+		m1 := kubernetes.NewForConfigOrDie(world.MemberConfig(t, "member1"))
+		if _, err := m1.RbacV1().ClusterRoleBindings().Get(ctx, "karmada-member1", metav1.GetOptions{}); err != nil {
+			t.Errorf("member1's binding: %v", err)
+		}
+		if _, ok := readyGauge("member2"); ok {
+			// Deleting the Cluster drops its series; give the controller a moment.
+			framework.Eventually(t, 10*time.Second, "atoll_cluster_ready{cluster=member2} dropped", func() (bool, string) {
+				_, ok := readyGauge("member2")
+				return !ok, "still exported"
+			})
+		}
+		if out, err := atoll(t, "unjoin", "member2", "--kubeconfig", world.Kubeconfig); err == nil || !strings.Contains(out, "not joined") {
+			t.Errorf("second unjoin: err=%v\n%s", err, out)
+		}
+	})
+}
+
+// eventReasons are the reasons of the events about Cluster name.
+func eventReasons(t *testing.T, ctx context.Context, name string) (sets.Set[string], error) {
+	cs := kubernetes.NewForConfigOrDie(world.RESTConfig(t))
+	list, err := cs.EventsV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	reasons := sets.New[string]()
+	for _, e := range list.Items {
+		if e.Regarding.Kind == clusterv1alpha1.ResourceKindCluster && e.Regarding.Name == name {
+			reasons.Insert(e.Reason)
+		}
+	}
+	return reasons, nil
+}
+
+func keys(m map[string][]byte) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
