@@ -1,0 +1,123 @@
+package framework
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+)
+
+// BindingView is what the scheduler sees of a ResourceBinding or a
+// ClusterResourceBinding: both kinds share the spec and status types, so
+// the view points at them instead of copying. Plugins treat Spec and
+// Status as read-only.
+type BindingView struct {
+	// Kind is ResourceBinding or ClusterResourceBinding.
+	Kind string
+	// Namespace is empty for a ClusterResourceBinding.
+	Namespace  string
+	Name       string
+	UID        types.UID
+	Generation int64
+
+	// Spec carries the inputs: resource (whose UID breaks Webster ties),
+	// replicas, replicaRequirements, placement, clusters (the previous
+	// result), gracefulEvictionTasks, rescheduleTriggeredAt.
+	Spec *workv1alpha2.ResourceBindingSpec
+	// Status carries the previous attempt's observations (affinity name,
+	// lastScheduledTime). Never nil.
+	Status *workv1alpha2.ResourceBindingStatus
+}
+
+// SchedulingContext is everything one scheduling attempt of one binding
+// works on. The Framework builds one per attempt; plugins read it and must
+// not modify it.
+type SchedulingContext struct {
+	Binding *BindingView
+
+	// Placement is the binding's placement; an empty Placement when the
+	// binding has none (all clusters, Duplicated). Never nil.
+	Placement *policyv1alpha1.Placement
+
+	// Clusters are all clusters of this attempt (the snapshot), sorted by
+	// name.
+	Clusters []*clusterv1alpha1.Cluster
+
+	// ClusterAffinity is the affinity of this attempt: the placement's
+	// clusterAffinity, or the clusterAffinities term named AffinityName.
+	// nil selects every cluster.
+	ClusterAffinity *policyv1alpha1.ClusterAffinity
+	// AffinityName is the clusterAffinities term in use; empty when the
+	// placement uses clusterAffinity or neither.
+	AffinityName string
+
+	previous map[string]int32
+	evicting map[string]struct{}
+}
+
+// NewSchedulingContext builds the context of one attempt. clusters must be
+// sorted by name (the controller and tests list them so).
+//
+// The attempt's affinity is the placement's clusterAffinity or, first cut,
+// the first clusterAffinities term (recorded as AffinityName); trying the
+// terms in order and overflow affinities come with the next scheduler
+// issue.
+func NewSchedulingContext(binding *BindingView, clusters []*clusterv1alpha1.Cluster) *SchedulingContext {
+	if binding.Spec == nil {
+		binding.Spec = &workv1alpha2.ResourceBindingSpec{}
+	}
+	if binding.Status == nil {
+		binding.Status = &workv1alpha2.ResourceBindingStatus{}
+	}
+	placement := binding.Spec.Placement
+	if placement == nil {
+		placement = &policyv1alpha1.Placement{}
+	}
+	sc := &SchedulingContext{
+		Binding:   binding,
+		Placement: placement,
+		Clusters:  clusters,
+	}
+	switch {
+	case placement.ClusterAffinity != nil:
+		sc.ClusterAffinity = placement.ClusterAffinity
+	case len(placement.ClusterAffinities) > 0:
+		term := &placement.ClusterAffinities[0]
+		sc.ClusterAffinity, sc.AffinityName = &term.ClusterAffinity, term.AffinityName
+	}
+	if n := len(binding.Spec.Clusters); n > 0 {
+		sc.previous = make(map[string]int32, n)
+		for _, tc := range binding.Spec.Clusters {
+			sc.previous[tc.Name] = tc.Replicas
+		}
+	}
+	if n := len(binding.Spec.GracefulEvictionTasks); n > 0 {
+		sc.evicting = make(map[string]struct{}, n)
+		for _, task := range binding.Spec.GracefulEvictionTasks {
+			sc.evicting[task.FromCluster] = struct{}{}
+		}
+	}
+	return sc
+}
+
+// PreviouslyScheduled reports whether cluster is in the binding's current
+// result (spec.clusters).
+func (sc *SchedulingContext) PreviouslyScheduled(cluster string) bool {
+	_, ok := sc.previous[cluster]
+	return ok
+}
+
+// Evicting reports whether the binding is being evicted from cluster (a
+// graceful eviction task names it).
+func (sc *SchedulingContext) Evicting(cluster string) bool {
+	_, ok := sc.evicting[cluster]
+	return ok
+}
+
+// Replicas is the binding's desired replica count.
+func (sc *SchedulingContext) Replicas() int32 { return sc.Binding.Spec.Replicas }
+
+// ResourceUID is the UID of the resource template; Webster ties are broken
+// by its hash.
+func (sc *SchedulingContext) ResourceUID() types.UID { return sc.Binding.Spec.Resource.UID }
