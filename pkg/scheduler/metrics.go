@@ -1,0 +1,32 @@
+package scheduler
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Results of a scheduling attempt (label "result").
+const (
+	resultScheduled     = "scheduled"
+	resultUnschedulable = "unschedulable"
+	resultError         = "error"
+)
+
+var (
+	attemptsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "atoll_scheduler_attempts_total",
+		Help: "Scheduling attempts of bindings by result: scheduled, unschedulable (no cluster fits) or error (the attempt or its write failed).",
+	}, []string{"result"})
+	latencySeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "atoll_scheduler_latency_seconds",
+		Help:    "Duration of a scheduling attempt of one binding, from reading the clusters to the last write.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18), // 100µs … 13s
+	})
+)
+
+func init() {
+	for _, r := range []string{resultScheduled, resultUnschedulable, resultError} {
+		attemptsTotal.WithLabelValues(r)
+	}
+	ctrlmetrics.Registry.MustRegister(attemptsTotal, latencySeconds)
+}

@@ -1,0 +1,331 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/scheduler/framework"
+	"github.com/atoll-dev/atoll/pkg/scheduler/plugins"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// ControllerName is the scheduler's name in the controller-manager's
+// --controllers selection.
+const ControllerName = "scheduler"
+
+// DefaultSchedulerName is the spec.schedulerName this scheduler serves (an
+// empty schedulerName means it too).
+const DefaultSchedulerName = "default-scheduler"
+
+// scheduledMessage is the message of Scheduled=True.
+const scheduledMessage = "Binding has been scheduled successfully."
+
+// conflictRetryDelay is how long a binding that another writer changed
+// during an attempt waits before the next attempt.
+const conflictRetryDelay = 200 * time.Millisecond
+
+// Options configure the scheduler.
+type Options struct {
+	// Workers is the number of bindings of each kind scheduled at once.
+	// Default 5.
+	Workers int
+	// Plugins selects scheduler plugins, Kubernetes style ("*" all,
+	// "name", "-name"). Default: all in-tree plugins.
+	Plugins []string
+	// Clock stamps lastScheduledTime and condition transitions. Default:
+	// the real clock.
+	Clock clock.PassiveClock
+}
+
+func (o *Options) defaults() {
+	if o.Workers <= 0 {
+		o.Workers = 5
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+}
+
+// Setup adds the scheduler to mgr: one controller for ResourceBindings and
+// one for ClusterResourceBindings, sharing one plugin framework.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	opts.defaults()
+	fw, err := framework.New(plugins.NewInTreeRegistry(), opts.Plugins)
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).V(1).Info("Scheduler plugins", "plugins", fw.PluginNames())
+	for _, k := range []bindingKind{resourceBindingKind{}, clusterResourceBindingKind{}} {
+		r := &reconciler{client: mgr.GetClient(), kind: k, framework: fw, clock: opts.Clock}
+		err := ctrl.NewControllerManagedBy(mgr).
+			Named("scheduler-"+strings.ToLower(k.kind())).
+			For(k.newObject(), builder.WithPredicates(needsScheduling(k))).
+			Watches(&clusterv1alpha1.Cluster{},
+				handler.EnqueueRequestsFromMapFunc(r.allBindings),
+				builder.WithPredicates(schedulingRelevantClusterChange())).
+			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
+			Complete(r)
+		if err != nil {
+			return fmt.Errorf("setting up the %s scheduler: %w", k.kind(), err)
+		}
+	}
+	return nil
+}
+
+type reconciler struct {
+	client    client.Client
+	kind      bindingKind
+	framework *framework.Framework
+	clock     clock.PassiveClock
+}
+
+// Reconcile schedules one binding: get → skip if not ours → compute →
+// write spec.clusters if it differs → write status if it differs.
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	logger := klog.FromContext(ctx)
+	obj := r.kind.newObject()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, nil
+	}
+	if reason := skipReason(r.kind.spec(obj)); reason != "" {
+		logger.V(2).Info("Not scheduling binding", "binding", klog.KObj(obj), "reason", reason)
+		return ctrl.Result{}, nil
+	}
+
+	start := r.clock.Now()
+	result, err := r.schedule(ctx, obj)
+	latencySeconds.Observe(r.clock.Since(start).Seconds())
+	attemptsTotal.WithLabelValues(result).Inc()
+	if apierrors.IsConflict(err) {
+		// Someone else wrote the binding since the cache saw it; the next
+		// attempt reads their version once the cache has it. Routine, so no
+		// error log and no exponential backoff.
+		logger.V(2).Info("Binding changed while scheduling, retrying", "binding", klog.KObj(obj), "err", err)
+		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// schedule runs one attempt and writes its outcome; it returns the metric
+// result and an error only for what a retry can fix (API errors).
+func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, error) {
+	logger := klog.FromContext(ctx)
+	clusters, err := r.clusters(ctx)
+	if err != nil {
+		return resultError, err
+	}
+	spec, status := r.kind.spec(obj), r.kind.status(obj)
+	sc := framework.NewSchedulingContext(&framework.BindingView{
+		Kind: r.kind.kind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
+		UID: obj.GetUID(), Generation: obj.GetGeneration(),
+		Spec: spec, Status: status,
+	}, clusters)
+	res, schedErr := r.framework.Schedule(ctx, sc)
+
+	result := resultScheduled
+	var fitErr *framework.FitError
+	var cond metav1.Condition
+	switch {
+	case schedErr == nil:
+		cond = metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue,
+			Reason: workv1alpha2.BindingReasonSuccess, Message: scheduledMessage}
+	case errors.As(schedErr, &fitErr):
+		result = resultUnschedulable
+		cond = metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
+			Reason: workv1alpha2.BindingReasonNoClusterFit, Message: schedErr.Error()}
+		logger.V(1).Info("Binding is unschedulable", "binding", klog.KObj(obj), "message", schedErr.Error())
+	default:
+		// Deterministic for this binding and these clusters: report it and
+		// wait for a change of either instead of retrying.
+		result = resultError
+		cond = metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
+			Reason: workv1alpha2.BindingReasonSchedulerError, Message: schedErr.Error()}
+		logger.Info("Scheduling binding failed", "binding", klog.KObj(obj), "err", schedErr)
+	}
+
+	resultChanged := false
+	if schedErr == nil && !sameTargets(spec.Clusters, res.Clusters) {
+		base := obj.DeepCopyObject().(client.Object)
+		spec.Clusters = res.Clusters
+		if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
+			client.FieldOwner(names.FieldManager)); err != nil {
+			return resultError, fmt.Errorf("writing spec.clusters of %s %s: %w", r.kind.kind(), klog.KObj(obj), err)
+		}
+		resultChanged = true
+		logger.V(1).Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", res.Clusters)
+	}
+
+	base := obj.DeepCopyObject().(client.Object)
+	spec, status = r.kind.spec(obj), r.kind.status(obj)
+	now := metav1.NewTime(r.clock.Now())
+	status.SchedulerObservedGeneration = obj.GetGeneration()
+	status.SchedulerObservedAffinityName = sc.AffinityName
+	if schedErr == nil && (resultChanged || status.LastScheduledTime == nil || rescheduleRequested(spec, status)) {
+		status.LastScheduledTime = &now
+	}
+	cond.ObservedGeneration = obj.GetGeneration()
+	cond.LastTransitionTime = now
+	meta.SetStatusCondition(&status.Conditions, cond)
+	if equality.Semantic.DeepEqual(r.kind.status(base), status) {
+		return result, nil
+	}
+	if err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
+		client.FieldOwner(names.FieldManager)); err != nil {
+		return resultError, fmt.Errorf("writing scheduling status of %s %s: %w", r.kind.kind(), klog.KObj(obj), err)
+	}
+	return result, nil
+}
+
+// clusters lists the clusters from the cache, sorted by name, without the
+// ones being deleted. The objects are shared with the cache (no deep copy:
+// an attempt only reads them).
+func (r *reconciler) clusters(ctx context.Context) ([]*clusterv1alpha1.Cluster, error) {
+	var list clusterv1alpha1.ClusterList
+	if err := r.client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing clusters: %w", err)
+	}
+	out := make([]*clusterv1alpha1.Cluster, 0, len(list.Items))
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp.IsZero() {
+			out = append(out, &list.Items[i])
+		}
+	}
+	slices.SortFunc(out, func(a, b *clusterv1alpha1.Cluster) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// allBindings maps a Cluster event to every binding of the kind: any of
+// them may fit differently now (unschedulable ones included).
+func (r *reconciler) allBindings(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := r.kind.newList()
+	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		klog.FromContext(ctx).Error(err, "Listing bindings for a cluster change", "kind", r.kind.kind())
+		return nil
+	}
+	return r.kind.requests(list)
+}
+
+// skipReason says why this scheduler leaves a binding alone, or "".
+func skipReason(spec *workv1alpha2.ResourceBindingSpec) string {
+	if spec.SchedulerName != "" && spec.SchedulerName != DefaultSchedulerName {
+		return "schedulerName " + spec.SchedulerName
+	}
+	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
+		return "scheduling suspended"
+	}
+	return ""
+}
+
+// rescheduleRequested reports whether rescheduleTriggeredAt asks for an
+// attempt after the last one.
+func rescheduleRequested(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) bool {
+	return spec.RescheduleTriggeredAt != nil &&
+		(status.LastScheduledTime == nil || status.LastScheduledTime.Before(spec.RescheduleTriggeredAt))
+}
+
+// sameTargets compares two results as sets of (cluster, replicas), so a
+// result written in another order by another tool is not rewritten.
+func sameTargets(a, b []workv1alpha2.TargetCluster) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := make(map[string]int32, len(a))
+	for _, t := range a {
+		if len(t.Components) > 0 {
+			return false
+		}
+		m[t.Name] = t.Replicas
+	}
+	for _, t := range b {
+		if r, ok := m[t.Name]; !ok || r != t.Replicas || len(t.Components) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// needsScheduling passes binding events that may need an attempt: new
+// objects, spec changes, and status updates that leave a generation
+// unobserved by the scheduler.
+//
+// A spec change that touches only spec.clusters does not pass: it is the
+// scheduler's own write (whose status write follows in the same
+// reconcile), or another tool adjusting the result, which Karmada's
+// scheduler leaves alone too (its descheduler relies on that). Letting our
+// own write through would start a second attempt on a cache that has not
+// seen the status write yet, and end in a conflict.
+func needsScheduling(k bindingKind) predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			if e.ObjectNew.GetGeneration() == e.ObjectOld.GetGeneration() {
+				return k.status(e.ObjectNew).SchedulerObservedGeneration < e.ObjectNew.GetGeneration()
+			}
+			oldSpec, newSpec := *k.spec(e.ObjectOld), *k.spec(e.ObjectNew)
+			oldSpec.Clusters, newSpec.Clusters = nil, nil
+			return !equality.Semantic.DeepEqual(oldSpec, newSpec)
+		},
+		DeleteFunc: func(event.DeleteEvent) bool { return false },
+	}
+}
+
+// schedulingRelevantClusterChange passes Cluster events that can change a
+// scheduling result: creation, deletion, and updates of labels, spec
+// (provider, region, zones, taints …), API enablements, condition
+// statuses or the deletion timestamp. Resource summaries and heartbeat
+// timestamps do not: no plugin reads them yet (dynamic weights will add
+// resourceSummary here).
+func schedulingRelevantClusterChange() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+			n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+			if !ok1 || !ok2 {
+				return true
+			}
+			return clusterChanged(o, n)
+		},
+	}
+}
+
+func clusterChanged(o, n *clusterv1alpha1.Cluster) bool {
+	if !equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
+		!equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
+		!equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements) ||
+		o.DeletionTimestamp.IsZero() != n.DeletionTimestamp.IsZero() {
+		return true
+	}
+	return !maps.Equal(conditionStatuses(o), conditionStatuses(n))
+}
+
+func conditionStatuses(c *clusterv1alpha1.Cluster) map[string]metav1.ConditionStatus {
+	m := make(map[string]metav1.ConditionStatus, len(c.Status.Conditions))
+	for _, cond := range c.Status.Conditions {
+		m[cond.Type] = cond.Status
+	}
+	return m
+}

@@ -1,0 +1,178 @@
+package scheduler
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
+)
+
+func TestSkipReason(t *testing.T) {
+	cases := map[string]struct {
+		binding  *utiltesting.BindingWrapper
+		wantSkip bool
+	}{
+		"default":                       {binding: utiltesting.MakeBinding("web", "ns")},
+		"default-scheduler":             {binding: utiltesting.MakeBinding("web", "ns").SchedulerName("default-scheduler")},
+		"another scheduler":             {binding: utiltesting.MakeBinding("web", "ns").SchedulerName("other"), wantSkip: true},
+		"scheduling suspended":          {binding: utiltesting.MakeBinding("web", "ns").SuspendScheduling(true), wantSkip: true},
+		"scheduling explicitly resumed": {binding: utiltesting.MakeBinding("web", "ns").SuspendScheduling(false)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.Obj()
+			if got := skipReason(&b.Spec) != ""; got != tc.wantSkip {
+				t.Errorf("skip = %v, want %v", got, tc.wantSkip)
+			}
+		})
+	}
+}
+
+func TestSameTargets(t *testing.T) {
+	tc := func(kv ...any) []workv1alpha2.TargetCluster {
+		var out []workv1alpha2.TargetCluster
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, workv1alpha2.TargetCluster{Name: kv[i].(string), Replicas: int32(kv[i+1].(int))})
+		}
+		return out
+	}
+	cases := map[string]struct {
+		a, b []workv1alpha2.TargetCluster
+		want bool
+	}{
+		"both empty":         {want: true},
+		"equal":              {a: tc("m1", 1, "m2", 2), b: tc("m1", 1, "m2", 2), want: true},
+		"other order":        {a: tc("m2", 2, "m1", 1), b: tc("m1", 1, "m2", 2), want: true},
+		"other replicas":     {a: tc("m1", 1, "m2", 2), b: tc("m1", 2, "m2", 1)},
+		"other cluster":      {a: tc("m1", 1), b: tc("m2", 1)},
+		"one more":           {a: tc("m1", 1), b: tc("m1", 1, "m2", 1)},
+		"empty vs something": {b: tc("m1", 0)},
+		"components differ": {
+			a: []workv1alpha2.TargetCluster{{Name: "m1", Components: []workv1alpha2.TargetComponent{{Name: "c", Replicas: 1}}}},
+			b: tc("m1", 0),
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := sameTargets(c.a, c.b); got != c.want {
+				t.Errorf("sameTargets = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestRescheduleRequested(t *testing.T) {
+	t0 := metav1.Unix(1000, 0)
+	t1 := metav1.Unix(2000, 0)
+	cases := map[string]struct {
+		triggered, last *metav1.Time
+		want            bool
+	}{
+		"never triggered":         {last: &t0},
+		"triggered, never run":    {triggered: &t0, want: true},
+		"triggered after the run": {triggered: &t1, last: &t0, want: true},
+		"run after the trigger":   {triggered: &t0, last: &t1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := &workv1alpha2.ResourceBindingSpec{RescheduleTriggeredAt: tc.triggered}
+			status := &workv1alpha2.ResourceBindingStatus{LastScheduledTime: tc.last}
+			if got := rescheduleRequested(spec, status); got != tc.want {
+				t.Errorf("rescheduleRequested = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNeedsScheduling(t *testing.T) {
+	withStatus := func(b *workv1alpha2.ResourceBinding, observed int64) *workv1alpha2.ResourceBinding {
+		b.Status.SchedulerObservedGeneration = observed
+		return b
+	}
+	cases := map[string]struct {
+		old, new *workv1alpha2.ResourceBinding
+		want     bool
+	}{
+		"new generation": {
+			old:  withStatus(utiltesting.MakeBinding("web", "ns").Generation(1).Obj(), 1),
+			new:  withStatus(utiltesting.MakeBinding("web", "ns").Generation(2).Replicas(2).Obj(), 1),
+			want: true,
+		},
+		"only spec.clusters changed (the scheduler's own write)": {
+			old: withStatus(utiltesting.MakeBinding("web", "ns").Generation(1).Obj(), 1),
+			new: withStatus(utiltesting.MakeBinding("web", "ns").Generation(2).TargetCluster("m1", 1).Obj(), 1),
+		},
+		"spec.clusters and replicas changed": {
+			old:  withStatus(utiltesting.MakeBinding("web", "ns").Generation(1).Obj(), 1),
+			new:  withStatus(utiltesting.MakeBinding("web", "ns").Generation(2).Replicas(3).TargetCluster("m1", 1).Obj(), 1),
+			want: true,
+		},
+		"status-only update, generation observed": {
+			old: withStatus(utiltesting.MakeBinding("web", "ns").Generation(2).Obj(), 1),
+			new: withStatus(utiltesting.MakeBinding("web", "ns").Generation(2).Obj(), 2),
+		},
+		"status-only update, generation not observed": {
+			old:  withStatus(utiltesting.MakeBinding("web", "ns").Generation(2).Obj(), 1),
+			new:  withStatus(utiltesting.MakeBinding("web", "ns").Generation(2).Obj(), 1),
+			want: true,
+		},
+	}
+	p := needsScheduling(resourceBindingKind{})
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := p.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {
+				t.Errorf("Update = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if !p.Create(event.CreateEvent{Object: utiltesting.MakeBinding("web", "ns").Obj()}) {
+		t.Error("a new binding must be scheduled")
+	}
+	if p.Delete(event.DeleteEvent{Object: utiltesting.MakeBinding("web", "ns").Obj()}) {
+		t.Error("a deleted binding needs no scheduling")
+	}
+}
+
+func TestClusterChanged(t *testing.T) {
+	base := func() *utiltesting.ClusterWrapper {
+		return utiltesting.MakeCluster("m1").Label("env", "prod").Region("r1").APIEnablement("apps/v1", "Deployment").Ready()
+	}
+	withSummary := base().Obj()
+	withSummary.Status.ResourceSummary = &clusterv1alpha1.ResourceSummary{}
+	withSummary.Status.KubernetesVersion = "v1.37.2"
+	withSummary.ResourceVersion = "42"
+	heartbeat := base().Obj()
+	heartbeat.Status.Conditions[0].LastTransitionTime = metav1.Unix(1, 0)
+	heartbeat.Status.Conditions[0].Message = "still ready"
+	notReady := base().Obj()
+	notReady.Status.Conditions[0].Status = metav1.ConditionFalse
+	cases := map[string]struct {
+		new  *clusterv1alpha1.Cluster
+		want bool
+	}{
+		"nothing":                      {new: base().Obj()},
+		"resource summary, version":    {new: withSummary},
+		"condition timestamp, message": {new: heartbeat},
+		"label":                        {new: base().Label("env", "dev").Obj(), want: true},
+		"region":                       {new: base().Region("r2").Obj(), want: true},
+		"taint":                        {new: base().Taint("k", "", corev1.TaintEffectNoSchedule).Obj(), want: true},
+		"API enablements":              {new: base().APIEnablement("v1", "ConfigMap").Obj(), want: true},
+		"condition status":             {new: notReady, want: true},
+		"deleting":                     {new: base().Deleting().Obj(), want: true},
+	}
+	p := schedulingRelevantClusterChange()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var old client.Object = base().Obj()
+			if got := p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: tc.new}); got != tc.want {
+				t.Errorf("Update = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
