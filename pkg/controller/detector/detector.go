@@ -1,0 +1,430 @@
+package detector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+)
+
+// Name of the detector (work queue, logger, readiness check).
+const Name = "detector"
+
+// IndexPolicySelectorGVK indexes PropagationPolicies and
+// ClusterPropagationPolicies by "apiVersion|kind" of each resource selector,
+// so a template is only compared with the policies that name its kind.
+const IndexPolicySelectorGVK = "detector.atoll.dev/selector-gvk"
+
+// claimIndex indexes templates in the detector's informers by the permanent
+// id of the policy that claimed them.
+const claimIndex = "claim"
+
+// initialSyncTimeout bounds how long start-up waits for template informers
+// before the detector starts working (an informer that cannot list keeps
+// retrying in the background).
+const initialSyncTimeout = 2 * time.Minute
+
+// Queue priorities: events from informers' initial lists wait behind
+// everything else (DESIGN.md section 4, "new work before old").
+const (
+	freshPriority = 0
+	lowPriority   = handler.LowPriority
+)
+
+var (
+	ppGVR  = policyv1alpha1.GroupVersion.WithResource(policyv1alpha1.ResourcePluralPropagationPolicy)
+	cppGVR = policyv1alpha1.GroupVersion.WithResource(policyv1alpha1.ResourcePluralClusterPropagationPolicy)
+)
+
+// item is a work-queue key: a template (the GVR of a watched resource) or a
+// policy (ppGVR, cppGVR) that needs its permanent id.
+type item struct {
+	GVR       schema.GroupVersionResource
+	Namespace string
+	Name      string
+}
+
+func (it item) isPolicy() bool { return it.GVR == ppGVR || it.GVR == cppGVR }
+
+// Setup adds the detector to mgr. It runs only on the elected leader, starts
+// once mgr's cache has synced and stops with mgr. ctx is used to register
+// the field index only.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	opts.defaults()
+	cfg, httpClient := mgr.GetConfig(), mgr.GetHTTPClient()
+	md, err := metadata.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return fmt.Errorf("detector: metadata client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return fmt.Errorf("detector: dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return fmt.Errorf("detector: discovery client: %w", err)
+	}
+	d := &Detector{
+		opts:      opts,
+		log:       mgr.GetLogger().WithName(Name),
+		client:    mgr.GetClient(),
+		cache:     mgr.GetCache(),
+		metadata:  md,
+		dynamic:   dyn,
+		discovery: disc,
+		elected:   mgr.Elected(),
+		newID:     uuid.NewString,
+		resources: map[schema.GroupVersionResource]*watched{},
+		byGVK:     map[schema.GroupVersionKind]*watched{},
+	}
+	for _, obj := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, IndexPolicySelectorGVK, policySelectorKeys); err != nil {
+			return fmt.Errorf("detector: indexing %T: %w", obj, err)
+		}
+	}
+	if err := mgr.AddReadyzCheck(Name, d.readyz); err != nil {
+		return fmt.Errorf("detector: readiness check: %w", err)
+	}
+	return mgr.Add(d)
+}
+
+// Detector keeps one binding per resource template that a policy claims.
+type Detector struct {
+	opts      Options
+	log       logr.Logger
+	client    client.Client
+	cache     cache.Cache
+	metadata  metadata.Interface
+	dynamic   dynamic.Interface
+	discovery discovery.DiscoveryInterface
+	elected   <-chan struct{}
+	newID     func() string
+
+	queue priorityqueue.PriorityQueue[item]
+	ready atomic.Bool
+
+	mu        sync.RWMutex
+	resources map[schema.GroupVersionResource]*watched
+	byGVK     map[schema.GroupVersionKind]*watched
+}
+
+// watched is a resource with its metadata-only informer.
+type watched struct {
+	resourceInfo
+	informer toolscache.SharedIndexInformer
+	stop     context.CancelFunc
+}
+
+// Start runs the detector until ctx ends (manager.Runnable).
+func (d *Detector) Start(ctx context.Context) error {
+	ctx = logr.NewContext(ctx, d.log)
+	d.queue = priorityqueue.New(Name, func(o *priorityqueue.Opts[item]) {
+		o.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[item](10*time.Millisecond, 2*time.Minute)
+		o.Log = d.log.WithName("queue")
+	})
+	shutdown := sync.OnceFunc(d.queue.ShutDown) // ShutDown panics when called twice
+	defer shutdown()
+	defer watchedResources.Set(0)
+	defer d.ready.Store(false)
+
+	if !d.cache.WaitForCacheSync(ctx) {
+		return errors.New("detector: cache did not sync")
+	}
+	for {
+		err := d.rediscover(ctx)
+		if err == nil {
+			break
+		}
+		d.log.Error(err, "Discovering resources failed; retrying")
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+	d.waitForTemplates(ctx)
+
+	var regs []func()
+	defer func() {
+		for _, remove := range regs {
+			remove()
+		}
+	}()
+	handlers := []struct {
+		obj client.Object
+		h   toolscache.ResourceEventHandler
+	}{
+		{&policyv1alpha1.PropagationPolicy{}, d.policyHandler()},
+		{&policyv1alpha1.ClusterPropagationPolicy{}, d.policyHandler()},
+		{&workv1alpha2.ResourceBinding{}, d.bindingHandler()},
+		{&workv1alpha2.ClusterResourceBinding{}, d.bindingHandler()},
+	}
+	for _, h := range handlers {
+		inf, err := d.cache.GetInformer(ctx, h.obj)
+		if err != nil {
+			return fmt.Errorf("detector: informer for %T: %w", h.obj, err)
+		}
+		reg, err := inf.AddEventHandler(h.h)
+		if err != nil {
+			return fmt.Errorf("detector: handler for %T: %w", h.obj, err)
+		}
+		regs = append(regs, func() { _ = inf.RemoveEventHandler(reg) })
+	}
+
+	var wg sync.WaitGroup
+	for range d.opts.Workers {
+		wg.Go(func() { d.work(ctx) })
+	}
+	d.ready.Store(true)
+	d.mu.RLock()
+	watchedResources.Set(float64(len(d.resources)))
+	d.log.Info("Detector started", "resources", len(d.resources), "workers", d.opts.Workers)
+	d.mu.RUnlock()
+
+	ticker := time.NewTicker(d.opts.RediscoveryPeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			shutdown()
+			wg.Wait()
+			d.stopInformers()
+			return nil
+		case <-ticker.C:
+			if err := d.rediscover(ctx); err != nil {
+				d.log.Error(err, "Discovering resources failed")
+			}
+		}
+	}
+}
+
+// readyz is ready once the template informers of a leading detector have
+// synced; a standby replica (not elected) has nothing to be ready for.
+func (d *Detector) readyz(*http.Request) error {
+	select {
+	case <-d.elected:
+	default:
+		return nil
+	}
+	if !d.ready.Load() {
+		return errors.New("detector: template informers have not synced")
+	}
+	return nil
+}
+
+// work is one worker: it takes the highest-priority item and reconciles it.
+func (d *Detector) work(ctx context.Context) {
+	for {
+		it, priority, shutdown := d.queue.GetWithPriority()
+		if shutdown {
+			return
+		}
+		d.process(ctx, it, priority)
+	}
+}
+
+func (d *Detector) process(ctx context.Context, it item, priority int) {
+	defer d.queue.Done(it)
+	activeWorkers.Inc()
+	defer activeWorkers.Dec()
+	kind, reconcile := "template", d.reconcileTemplate
+	if it.isPolicy() {
+		kind, reconcile = "policy", d.reconcilePolicy
+	}
+	start := time.Now()
+	err := reconcile(ctx, it)
+	reconcileDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+	if err != nil {
+		reconciles.WithLabelValues(kind, "error").Inc()
+		d.log.V(1).Info("Reconcile failed; retrying", "resource", it.GVR.String(), "namespace", it.Namespace, "name", it.Name, "err", err.Error())
+		d.queue.AddWithOpts(priorityqueue.AddOpts{RateLimited: true, Priority: &priority}, it)
+		return
+	}
+	reconciles.WithLabelValues(kind, "success").Inc()
+	d.queue.Forget(it)
+}
+
+func (d *Detector) enqueue(priority int, items ...item) {
+	d.queue.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, items...)
+}
+
+// rediscover watches the control plane's current resources: it starts
+// informers for new ones and stops those of vanished ones. Resources of
+// groups whose discovery failed this time are kept.
+func (d *Detector) rediscover(ctx context.Context) error {
+	lists, err := d.discovery.ServerPreferredResources()
+	var failed map[schema.GroupVersion]error
+	if err != nil {
+		var groupErr *discovery.ErrGroupDiscoveryFailed
+		if !errors.As(err, &groupErr) {
+			return fmt.Errorf("discovering resources: %w", err)
+		}
+		failed = groupErr.Groups
+		d.log.V(1).Info("Discovery of some groups failed; keeping their informers", "err", err.Error())
+	}
+	want := watchable(lists, d.opts.SkippedResources)
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	keep := map[schema.GroupVersionResource]bool{}
+	for _, r := range want {
+		keep[r.GVR] = true
+		if _, ok := d.resources[r.GVR]; ok {
+			continue
+		}
+		w := d.startInformer(ctx, r)
+		d.resources[r.GVR] = w
+		d.byGVK[r.GVK()] = w
+		d.log.V(1).Info("Watching resource", "resource", r.GVR.String(), "kind", r.Kind)
+	}
+	for gvr, w := range d.resources {
+		if keep[gvr] {
+			continue
+		}
+		if _, discoveryFailed := failed[gvr.GroupVersion()]; discoveryFailed {
+			continue
+		}
+		w.stop()
+		delete(d.resources, gvr)
+		if d.byGVK[w.GVK()] == w {
+			delete(d.byGVK, w.GVK())
+		}
+		d.log.V(1).Info("Stopped watching resource", "resource", gvr.String())
+	}
+	if d.ready.Load() {
+		watchedResources.Set(float64(len(d.resources)))
+	}
+	return nil
+}
+
+func (d *Detector) startInformer(ctx context.Context, r resourceInfo) *watched {
+	inf := metadatainformer.NewFilteredMetadataInformer(d.metadata, r.GVR, metav1.NamespaceAll, 0, toolscache.Indexers{
+		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
+		claimIndex:                claimIndexFunc,
+	}, nil).Informer()
+	// Only metadata is cached, and not even all of it.
+	_ = inf.SetTransform(stripMetadata)
+	w := &watched{resourceInfo: r, informer: inf}
+	_, _ = inf.AddEventHandler(d.templateHandler(w))
+	ictx, cancel := context.WithCancel(ctx)
+	w.stop = cancel
+	go inf.RunWithContext(ictx)
+	return w
+}
+
+func (d *Detector) stopInformers() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for gvr, w := range d.resources {
+		w.stop()
+		delete(d.resources, gvr)
+	}
+	clear(d.byGVK)
+}
+
+// waitForTemplates waits, bounded, for the informers of the first discovery
+// to sync.
+func (d *Detector) waitForTemplates(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, initialSyncTimeout)
+	defer cancel()
+	d.mu.RLock()
+	all := make([]*watched, 0, len(d.resources))
+	for _, w := range d.resources {
+		all = append(all, w)
+	}
+	d.mu.RUnlock()
+	for _, w := range all {
+		if !toolscache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
+			d.log.Info("Template informer has not synced; starting without it", "resource", w.GVR.String())
+		}
+	}
+}
+
+func (d *Detector) watchedGVR(gvr schema.GroupVersionResource) *watched {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.resources[gvr]
+}
+
+func (d *Detector) watchedGVK(gvk schema.GroupVersionKind) *watched {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.byGVK[gvk]
+}
+
+// stripMetadata is the template informers' transform: it drops what the
+// detector never reads.
+func stripMetadata(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
+	}
+	m.ManagedFields = nil
+	m.OwnerReferences = nil
+	m.Finalizers = nil
+	for k := range unpropagatedAnnotations {
+		delete(m.Annotations, k)
+	}
+	return m, nil
+}
+
+func claimIndexFunc(obj any) ([]string, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return nil, nil
+	}
+	var ids []string
+	for _, k := range claimLabels {
+		if id := m.Labels[k]; id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// policySelectorKeys is the IndexPolicySelectorGVK index function.
+func policySelectorKeys(obj client.Object) []string {
+	var spec *policyv1alpha1.PropagationSpec
+	switch p := obj.(type) {
+	case *policyv1alpha1.PropagationPolicy:
+		spec = &p.Spec
+	case *policyv1alpha1.ClusterPropagationPolicy:
+		spec = &p.Spec
+	default:
+		return nil
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for _, s := range spec.ResourceSelectors {
+		k := selectorKey(s.APIVersion, s.Kind)
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+func selectorKey(apiVersion, kind string) string { return apiVersion + "|" + kind }

@@ -1,0 +1,287 @@
+package detector
+
+import (
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+)
+
+var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// skipped reports whether a template is in a skipped namespace (or is a
+// Namespace object of a skipped name).
+func (d *Detector) skipped(w *watched, m metav1.Object) bool {
+	if w.GVR == namespacesGVR {
+		return namespaceSkipped(d.opts.SkippedNamespaces, m.GetName())
+	}
+	return namespaceSkipped(d.opts.SkippedNamespaces, m.GetNamespace())
+}
+
+// templateHandler enqueues a template when it is created, deleted or
+// changed in a way that matters: its fingerprint (generation, labels,
+// annotations), its claim metadata or its deletion state. Status-only
+// updates are dropped here.
+func (d *Detector) templateHandler(w *watched) toolscache.ResourceEventHandler {
+	enqueue := func(m metav1.Object, priority int) {
+		if d.skipped(w, m) {
+			return
+		}
+		d.enqueue(priority, item{GVR: w.GVR, Namespace: m.GetNamespace(), Name: m.GetName()})
+	}
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if m, ok := obj.(metav1.Object); ok {
+				priority := freshPriority
+				if initial {
+					priority = lowPriority
+				}
+				enqueue(m, priority)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(metav1.Object)
+			n, ok2 := newObj.(metav1.Object)
+			if ok1 && ok2 && templateChanged(o, n) {
+				enqueue(n, freshPriority)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if m := objectOf(obj); m != nil {
+				enqueue(m, freshPriority)
+			}
+		},
+	}
+}
+
+// templateChanged reports whether an update can change the template's
+// binding or claim.
+func templateChanged(o, n metav1.Object) bool {
+	if (o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil) {
+		return true
+	}
+	for _, k := range claimLabels {
+		if o.GetLabels()[k] != n.GetLabels()[k] {
+			return true
+		}
+	}
+	for _, k := range claimAnnotations {
+		if o.GetAnnotations()[k] != n.GetAnnotations()[k] {
+			return true
+		}
+	}
+	return fingerprint(o) != fingerprint(n)
+}
+
+// objectOf unwraps delete tombstones.
+func objectOf(obj any) metav1.Object {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	m, _ := obj.(metav1.Object)
+	return m
+}
+
+// policyOf converts a cached PropagationPolicy or ClusterPropagationPolicy
+// (or a tombstone of one); the result shares the cached spec, read only.
+func policyOf(obj any) *Policy {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	switch p := obj.(type) {
+	case *policyv1alpha1.PropagationPolicy:
+		return &Policy{
+			Namespace: p.Namespace, Name: p.Name,
+			PermanentID: p.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel],
+			Deleting:    p.DeletionTimestamp != nil, Spec: &p.Spec,
+		}
+	case *policyv1alpha1.ClusterPropagationPolicy:
+		return &Policy{
+			Cluster: true, Name: p.Name,
+			PermanentID: p.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel],
+			Deleting:    p.DeletionTimestamp != nil, Spec: &p.Spec,
+		}
+	}
+	return nil
+}
+
+func policyItem(p *Policy) item {
+	if p.Cluster {
+		return item{GVR: cppGVR, Name: p.Name}
+	}
+	return item{GVR: ppGVR, Namespace: p.Namespace, Name: p.Name}
+}
+
+// policyHandler labels policies with a permanent id and re-evaluates the
+// templates a policy change can affect: on creation (and when the policy
+// first gets its permanent id, which is when it can claim), on deletion, and
+// on updates of the spec or labels, except for policies with
+// activationPreference Lazy, whose updates reach a template only when the
+// template itself next changes. Policies of the initial list re-evaluate
+// nothing: every template is evaluated from its own initial list.
+func (d *Detector) policyHandler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			p := policyOf(obj)
+			if p == nil {
+				return
+			}
+			if p.PermanentID == "" {
+				d.enqueue(freshPriority, policyItem(p))
+				return
+			}
+			if !initial {
+				d.enqueueForPolicy(p)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, n := policyOf(oldObj), policyOf(newObj)
+			if o == nil || n == nil {
+				return
+			}
+			if n.PermanentID == "" {
+				d.enqueue(freshPriority, policyItem(n))
+			}
+			switch {
+			case o.PermanentID != n.PermanentID:
+				d.enqueueForPolicy(o)
+				d.enqueueForPolicy(n)
+			case o.Deleting != n.Deleting:
+				d.enqueueForPolicy(n)
+			case n.Spec.ActivationPreference == policyv1alpha1.LazyActivation:
+			case policyChanged(oldObj, newObj):
+				d.enqueueForPolicy(n)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if p := policyOf(obj); p != nil {
+				p.Deleting = true
+				d.enqueueForPolicy(p)
+			}
+		},
+	}
+}
+
+// policyChanged: a spec change bumps the generation (policies have no
+// status); labels can be matched by nothing here, but are cheap to compare.
+func policyChanged(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(metav1.Object)
+	n, ok2 := newObj.(metav1.Object)
+	return ok1 && ok2 && (o.GetGeneration() != n.GetGeneration() || !maps.Equal(o.GetLabels(), n.GetLabels()))
+}
+
+// enqueueForPolicy enqueues the templates p claims and those it matches.
+func (d *Detector) enqueueForPolicy(p *Policy) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	var items []item
+	add := func(w *watched, obj any) {
+		if m, ok := obj.(metav1.Object); ok && !d.skipped(w, m) {
+			items = append(items, item{GVR: w.GVR, Namespace: m.GetNamespace(), Name: m.GetName()})
+		}
+	}
+	if p.PermanentID != "" {
+		for _, w := range d.resources {
+			objs, _ := w.informer.GetIndexer().ByIndex(claimIndex, p.PermanentID)
+			for _, obj := range objs {
+				add(w, obj)
+			}
+		}
+	}
+	if !p.Deleting {
+		for _, s := range p.Spec.ResourceSelectors {
+			gv, err := schema.ParseGroupVersion(s.APIVersion)
+			if err != nil {
+				continue
+			}
+			w := d.byGVK[gv.WithKind(s.Kind)]
+			if w == nil || (!p.Cluster && !w.Namespaced) {
+				continue
+			}
+			var objs []any
+			if p.Cluster {
+				objs = w.informer.GetIndexer().List()
+			} else {
+				objs, _ = w.informer.GetIndexer().ByIndex(toolscache.NamespaceIndex, p.Namespace)
+			}
+			for _, obj := range objs {
+				m, ok := obj.(metav1.Object)
+				if ok && PolicyPriority(templateOf(w, m), p) > PriorityMisMatch {
+					add(w, obj)
+				}
+			}
+		}
+	}
+	if len(items) > 0 {
+		d.log.V(1).Info("Re-evaluating templates for policy", "cluster", p.Cluster, "namespace", p.Namespace, "name", p.Name, "templates", len(items))
+		d.enqueue(freshPriority, items...)
+	}
+}
+
+func templateOf(w *watched, m metav1.Object) Template {
+	return Template{
+		APIVersion: w.GVR.GroupVersion().String(), Kind: w.Kind,
+		Namespace: m.GetNamespace(), Name: m.GetName(), Labels: m.GetLabels(),
+	}
+}
+
+// bindingHandler maps bindings the detector made back to their templates:
+// on the initial list (so bindings whose template was deleted while the
+// detector was down are removed) and on deletion (so a binding deleted by
+// hand comes back while its template is claimed).
+func (d *Detector) bindingHandler() toolscache.ResourceEventHandler {
+	enqueue := func(obj any, priority int) {
+		m := objectOf(obj)
+		if m == nil || !madeByDetector(m) {
+			return
+		}
+		var ref *workv1alpha2.ObjectReference
+		switch b := obj.(type) {
+		case *workv1alpha2.ResourceBinding:
+			ref = &b.Spec.Resource
+		case *workv1alpha2.ClusterResourceBinding:
+			ref = &b.Spec.Resource
+		case toolscache.DeletedFinalStateUnknown:
+			switch b := b.Obj.(type) {
+			case *workv1alpha2.ResourceBinding:
+				ref = &b.Spec.Resource
+			case *workv1alpha2.ClusterResourceBinding:
+				ref = &b.Spec.Resource
+			}
+		}
+		if ref == nil {
+			return
+		}
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			return
+		}
+		if w := d.watchedGVK(gv.WithKind(ref.Kind)); w != nil {
+			d.enqueue(priority, item{GVR: w.GVR, Namespace: ref.Namespace, Name: ref.Name})
+		}
+	}
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if initial {
+				enqueue(obj, lowPriority)
+			}
+		},
+		DeleteFunc: func(obj any) { enqueue(obj, freshPriority) },
+	}
+}
+
+// madeByDetector: the detector labels the bindings it makes with the
+// claiming policy's permanent id. Bindings without it (for example made for
+// dependencies) are never deleted by the detector.
+func madeByDetector(m metav1.Object) bool {
+	for _, k := range claimLabels {
+		if m.GetLabels()[k] != "" {
+			return true
+		}
+	}
+	return false
+}

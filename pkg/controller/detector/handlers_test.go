@@ -1,0 +1,78 @@
+package detector
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+)
+
+func TestTemplateChanged(t *testing.T) {
+	base := func() *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Name: "a", Namespace: "ns", UID: "u", Generation: 1, ResourceVersion: "5",
+			Labels: map[string]string{"app": "a", policyv1alpha1.PropagationPolicyPermanentIDLabel: "pp-id"},
+		}}
+	}
+	now := metav1.Now()
+	cases := map[string]struct {
+		change func(m *metav1.PartialObjectMetadata)
+		want   bool
+	}{
+		"status only": {func(m *metav1.PartialObjectMetadata) { m.ResourceVersion = "6" }, false},
+		"spec":        {func(m *metav1.PartialObjectMetadata) { m.Generation = 2 }, true},
+		"label":       {func(m *metav1.PartialObjectMetadata) { m.Labels["app"] = "b" }, true},
+		"deleting":    {func(m *metav1.PartialObjectMetadata) { m.DeletionTimestamp = &now }, true},
+		"claim removed": {func(m *metav1.PartialObjectMetadata) {
+			delete(m.Labels, policyv1alpha1.PropagationPolicyPermanentIDLabel)
+		}, true},
+		"claim label added": {func(m *metav1.PartialObjectMetadata) {
+			m.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] = "id"
+		}, true},
+		"claim annotation changed": {func(m *metav1.PartialObjectMetadata) {
+			m.Annotations = map[string]string{policyv1alpha1.ClusterPropagationPolicyAnnotation: "c"}
+		}, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			n := base()
+			tc.change(n)
+			if got := templateChanged(base(), n); got != tc.want {
+				t.Errorf("templateChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStripMetadata(t *testing.T) {
+	yes := true
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: "a", Labels: map[string]string{"app": "a"},
+		Annotations: map[string]string{
+			"kubectl.kubernetes.io/last-applied-configuration": "{...}",
+			"note": "kept",
+		},
+		ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		OwnerReferences: []metav1.OwnerReference{{UID: "o", Controller: &yes}},
+		Finalizers:      []string{"f"},
+	}}
+	before := fingerprint(m)
+	out, err := stripMetadata(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*metav1.PartialObjectMetadata)
+	if got.ManagedFields != nil || got.OwnerReferences != nil || got.Finalizers != nil {
+		t.Errorf("not stripped: %+v", got.ObjectMeta)
+	}
+	if len(got.Annotations) != 1 || got.Annotations["note"] != "kept" || got.Labels["app"] != "a" {
+		t.Errorf("labels %v, annotations %v; want app=a, note=kept only", got.Labels, got.Annotations)
+	}
+	if after := fingerprint(got); after != before {
+		t.Errorf("stripping changed the fingerprint")
+	}
+	if _, err := stripMetadata("not metadata"); err != nil {
+		t.Errorf("other objects must pass through: %v", err)
+	}
+}

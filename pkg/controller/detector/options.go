@@ -1,0 +1,186 @@
+package detector
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// Options configure the detector. Zero values mean the defaults.
+type Options struct {
+	// SkippedNamespaces are namespaces whose templates are never propagated
+	// (nor Namespace objects of these names). An entry ending in "*" is a
+	// prefix. nil means DefaultSkippedNamespaces; an empty, non-nil list
+	// skips none.
+	SkippedNamespaces []string
+	// SkippedResources are resources the detector does not watch. Resource
+	// "*" skips the whole group; a group starting with "*." skips every group
+	// with that suffix. nil means DefaultSkippedResources; an empty, non-nil
+	// list skips none (resources still need the verbs list, watch, create and
+	// get).
+	SkippedResources []schema.GroupResource
+	// RediscoveryPeriod is how often the control plane's resources are
+	// discovered again, to watch new CRDs. Default 30s.
+	RediscoveryPeriod time.Duration
+	// Workers bounds concurrent reconciles. Default 4.
+	Workers int
+}
+
+// DefaultSkippedNamespaces are the namespaces skipped by default: the
+// Kubernetes system namespaces and Karmada's and atoll's reserved ones.
+func DefaultSkippedNamespaces() []string {
+	return []string{
+		"kube-system", "kube-public", "kube-node-lease",
+		"karmada-system", names.ClusterSecretNamespace, names.ExecutionNamespacePrefix + "*",
+		names.SystemNamespace,
+	}
+}
+
+// DefaultSkippedResources are the resources skipped by default: runtime and
+// cluster-local objects that have no meaning in another cluster, and the
+// federation's own APIs.
+func DefaultSkippedResources() []schema.GroupResource {
+	return []schema.GroupResource{
+		// Runtime records, churning and cluster-local.
+		{Group: "", Resource: "events"},
+		{Group: "events.k8s.io", Resource: "*"},
+		{Group: "coordination.k8s.io", Resource: "*"}, // leases, lease candidates
+		{Group: "", Resource: "endpoints"},
+		{Group: "discovery.k8s.io", Resource: "endpointslices"},
+		{Group: "", Resource: "componentstatuses"},
+		// Owned by member-cluster controllers, not by users.
+		{Group: "", Resource: "nodes"},
+		{Group: "", Resource: "pods"},
+		{Group: "apps", Resource: "replicasets"},
+		{Group: "apps", Resource: "controllerrevisions"},
+		{Group: "storage.k8s.io", Resource: "csinodes"},
+		{Group: "storage.k8s.io", Resource: "volumeattachments"},
+		{Group: "resource.k8s.io", Resource: "resourceslices"},
+		{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"},
+		// API machinery of the control plane itself.
+		{Group: "apiextensions.k8s.io", Resource: "*"},
+		{Group: "apiregistration.k8s.io", Resource: "*"},
+		{Group: "authentication.k8s.io", Resource: "*"},
+		{Group: "authorization.k8s.io", Resource: "*"},
+		{Group: "flowcontrol.apiserver.k8s.io", Resource: "*"},
+		{Group: "internal.apiserver.k8s.io", Resource: "*"},
+		// The federation's own APIs.
+		{Group: "karmada.io", Resource: "*"},
+		{Group: "*.karmada.io", Resource: "*"},
+		{Group: "atoll.dev", Resource: "*"},
+		{Group: "*.atoll.dev", Resource: "*"},
+	}
+}
+
+func (o *Options) defaults() {
+	if o.SkippedNamespaces == nil {
+		o.SkippedNamespaces = DefaultSkippedNamespaces()
+	}
+	if o.SkippedResources == nil {
+		o.SkippedResources = DefaultSkippedResources()
+	}
+	if o.RediscoveryPeriod <= 0 {
+		o.RediscoveryPeriod = 30 * time.Second
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+}
+
+// namespaceSkipped reports whether templates of namespace ns are skipped.
+func namespaceSkipped(skipped []string, ns string) bool {
+	if ns == "" {
+		return false
+	}
+	for _, s := range skipped {
+		if prefix, ok := strings.CutSuffix(s, "*"); ok {
+			if strings.HasPrefix(ns, prefix) {
+				return true
+			}
+		} else if s == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceSkipped reports whether gr is on the skip list.
+func resourceSkipped(skipped []schema.GroupResource, gr schema.GroupResource) bool {
+	for _, s := range skipped {
+		groupMatches := s.Group == gr.Group
+		if suffix, ok := strings.CutPrefix(s.Group, "*."); ok {
+			groupMatches = strings.HasSuffix(gr.Group, "."+suffix)
+		}
+		if groupMatches && (s.Resource == "*" || s.Resource == gr.Resource) {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceInfo is one resource the detector watches.
+type resourceInfo struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+}
+
+// GVK of the resource's objects.
+func (r resourceInfo) GVK() schema.GroupVersionKind { return r.GVR.GroupVersion().WithKind(r.Kind) }
+
+// requiredVerbs are what templates must support: the detector lists and
+// watches them, the executor gets them, and a resource that cannot be
+// created is not a template anyone writes.
+var requiredVerbs = []string{"list", "watch", "create", "get"}
+
+// watchable picks, from discovery's preferred resources, those the detector
+// watches: top-level resources (no subresources) with every required verb
+// that are not skipped.
+func watchable(lists []*metav1.APIResourceList, skipped []schema.GroupResource) []resourceInfo {
+	var out []resourceInfo
+	seen := map[schema.GroupVersionResource]bool{}
+	for _, list := range lists {
+		if list == nil {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if strings.Contains(r.Name, "/") || !hasVerbs(r.Verbs, requiredVerbs) {
+				continue
+			}
+			// Discovery may report a resource in another group/version.
+			rgv := gv
+			if r.Group != "" {
+				rgv.Group = r.Group
+			}
+			if r.Version != "" {
+				rgv.Version = r.Version
+			}
+			gvr := rgv.WithResource(r.Name)
+			if seen[gvr] || resourceSkipped(skipped, gvr.GroupResource()) {
+				continue
+			}
+			seen[gvr] = true
+			out = append(out, resourceInfo{GVR: gvr, Kind: r.Kind, Namespaced: r.Namespaced})
+		}
+	}
+	slices.SortFunc(out, func(a, b resourceInfo) int { return strings.Compare(a.GVR.String(), b.GVR.String()) })
+	return out
+}
+
+func hasVerbs(have metav1.Verbs, want []string) bool {
+	for _, v := range want {
+		if !slices.Contains(have, v) {
+			return false
+		}
+	}
+	return true
+}

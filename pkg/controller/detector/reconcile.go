@@ -1,0 +1,371 @@
+package detector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// fieldManager of the detector's writes.
+const fieldManager = names.FieldManager + "-detector"
+
+var errNotSynced = errors.New("template informer has not synced yet")
+
+// reconcileTemplate converges one template: which policy claims it, its
+// claim metadata, and its binding. It reads templates from the metadata
+// informers, policies and bindings from the manager's cache, and writes only
+// what differs.
+func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
+	w := d.watchedGVR(it.GVR)
+	if w == nil {
+		return nil // no longer watched
+	}
+	if !w.informer.HasSynced() {
+		return errNotSynced
+	}
+	ref := workv1alpha2.ObjectReference{
+		APIVersion: w.GVR.GroupVersion().String(), Kind: w.Kind, Namespace: it.Namespace, Name: it.Name,
+	}
+	binding, err := d.getBinding(ctx, w, ref)
+	if err != nil {
+		return err
+	}
+	if binding != nil && !refersTo(binding, ref) {
+		d.log.Info("Binding name is taken by another template; not touching it",
+			"binding", klog.KObj(binding), "template", ref.Kind+" "+klog.KRef(ref.Namespace, ref.Name).String())
+		return nil
+	}
+
+	key := it.Name
+	if it.Namespace != "" {
+		key = it.Namespace + "/" + it.Name
+	}
+	obj, exists, err := w.informer.GetIndexer().GetByKey(key)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		// The template is gone: so is its binding (there may be no garbage
+		// collector in the control plane).
+		return d.deleteBinding(ctx, binding)
+	}
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return fmt.Errorf("unexpected object %T in the %s informer", obj, w.GVR)
+	}
+	if m.DeletionTimestamp != nil || d.skipped(w, m) {
+		// Deleting: the binding goes once the template is gone.
+		return nil
+	}
+
+	claim := claimOf(m.Labels, m.Annotations)
+	if d.lazyUnchanged(ctx, claim, m, binding) {
+		return nil
+	}
+	candidates, err := d.candidates(ctx, w.GVK(), m.Namespace)
+	if err != nil {
+		return err
+	}
+	decision := Choose(templateOf(w, m), claim, candidates)
+	p := decision.Policy
+	if p == nil {
+		if err := d.deleteBinding(ctx, binding); err != nil {
+			return err
+		}
+		_, err := d.patchClaim(ctx, w, m, nil)
+		return err
+	}
+	if p.PermanentID == "" {
+		// It cannot claim before the detector has labelled it, and a
+		// lesser policy must not claim in the meantime.
+		return fmt.Errorf("policy %s has no permanent id yet", policyRef(p))
+	}
+	if !decision.Kept {
+		d.log.V(1).Info("Policy claims template", "policy", policyRef(p), "template", ref.Kind+" "+klog.KObj(m).String())
+	}
+	m, err = d.patchClaim(ctx, w, m, p)
+	if err != nil || m == nil {
+		return err
+	}
+	return d.writeBinding(ctx, w, m, p, binding)
+}
+
+// lazyUnchanged reports whether the template is claimed by an existing
+// policy with activationPreference Lazy and has not changed since its
+// binding was written: then the policy's changes (including a changed
+// selector or priority) wait for the template's next change.
+func (d *Detector) lazyUnchanged(ctx context.Context, claim *Claim, m *metav1.PartialObjectMetadata, binding client.Object) bool {
+	if claim == nil || binding == nil || binding.GetAnnotations()[TemplateFingerprintAnnotation] != fingerprint(m) {
+		return false
+	}
+	labels, _ := claimMetadata(&Policy{Cluster: claim.Cluster, PermanentID: claim.PermanentID})
+	for k, v := range labels {
+		if binding.GetLabels()[k] != v {
+			return false
+		}
+	}
+	p, err := d.getPolicy(ctx, claim)
+	return err == nil && p != nil && claim.Is(p) && !p.Deleting &&
+		p.Spec.ActivationPreference == policyv1alpha1.LazyActivation
+}
+
+// candidates are the policies that could claim a template of kind gvk in
+// namespace ns: those with a selector for the kind (PropagationPolicies of
+// ns only). A claiming policy without such a selector no longer matches.
+func (d *Detector) candidates(ctx context.Context, gvk schema.GroupVersionKind, ns string) ([]*Policy, error) {
+	byKind := client.MatchingFields{IndexPolicySelectorGVK: selectorKey(gvk.GroupVersion().String(), gvk.Kind)}
+	var out []*Policy
+	if ns != "" {
+		var pps policyv1alpha1.PropagationPolicyList
+		if err := d.client.List(ctx, &pps, client.InNamespace(ns), byKind, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("listing PropagationPolicies in %s: %w", ns, err)
+		}
+		for i := range pps.Items {
+			out = append(out, policyOf(&pps.Items[i]))
+		}
+	}
+	var cpps policyv1alpha1.ClusterPropagationPolicyList
+	if err := d.client.List(ctx, &cpps, byKind, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing ClusterPropagationPolicies: %w", err)
+	}
+	for i := range cpps.Items {
+		out = append(out, policyOf(&cpps.Items[i]))
+	}
+	return out, nil
+}
+
+// getPolicy returns the policy a claim names, nil when it does not exist.
+func (d *Detector) getPolicy(ctx context.Context, c *Claim) (*Policy, error) {
+	var obj client.Object = &policyv1alpha1.PropagationPolicy{}
+	if c.Cluster {
+		obj = &policyv1alpha1.ClusterPropagationPolicy{}
+	}
+	err := d.client.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, obj, client.UnsafeDisableDeepCopy)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return policyOf(obj), nil
+}
+
+// patchClaim makes the template's claim metadata record p (nothing for nil)
+// with a metadata merge patch, only when it differs. It returns the
+// template's metadata after the patch, nil if the template is gone.
+func (d *Detector) patchClaim(ctx context.Context, w *watched, m *metav1.PartialObjectMetadata, p *Policy) (*metav1.PartialObjectMetadata, error) {
+	patch := claimPatch(m.Labels, m.Annotations, p)
+	if patch == nil {
+		return m, nil
+	}
+	out, err := d.metadata.Resource(w.GVR).Namespace(m.Namespace).Patch(ctx, m.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("patching claim of %s %s: %w", w.Kind, klog.KObj(m), err)
+	}
+	op := "claim"
+	if p == nil {
+		op = "unclaim"
+		d.log.V(1).Info("Template released", "template", w.Kind+" "+klog.KObj(m).String())
+	}
+	claimsWritten.WithLabelValues(op).Inc()
+	return out, nil
+}
+
+// writeBinding creates or updates the template's binding for policy p.
+func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.PartialObjectMetadata, p *Policy, existing client.Object) error {
+	if existing != nil && existing.GetDeletionTimestamp() != nil {
+		// A binding on its way out (the executor's finalizer withdraws the
+		// template from members first) is not revived; its deletion event
+		// brings the template back here to create a new one.
+		return nil
+	}
+	in := bindingInput{
+		Resource: workv1alpha2.ObjectReference{
+			APIVersion: w.GVR.GroupVersion().String(), Kind: w.Kind,
+			Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		},
+		Fingerprint: fingerprint(m),
+		Policy:      p,
+		Cluster:     !w.Namespaced,
+	}
+	gk := w.GVK().GroupKind()
+	if existing != nil && existing.GetAnnotations()[TemplateFingerprintAnnotation] == in.Fingerprint &&
+		bindingSpec(existing).Resource.UID == m.UID {
+		// Same template version as last time: keep what the binding says
+		// about it without reading the full template again.
+		spec := bindingSpec(existing)
+		in.Resource.ResourceVersion = spec.Resource.ResourceVersion
+		in.Workload = workload{Replicas: spec.Replicas, Requirements: spec.ReplicaRequirements}
+	} else if isWorkload(gk) {
+		full, err := d.dynamic.Resource(w.GVR).Namespace(m.Namespace).Get(ctx, m.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil // the delete event follows
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s %s: %w", w.Kind, klog.KObj(m), err)
+		}
+		wl, err := interpretWorkload(gk, full)
+		if err != nil {
+			return err
+		}
+		in.Workload = wl
+		in.Resource.UID, in.Resource.ResourceVersion = full.GetUID(), full.GetResourceVersion()
+		in.Fingerprint = fingerprint(full)
+	}
+
+	if existing == nil {
+		obj := newBinding(!w.Namespaced)
+		obj.SetName(names.BindingName(w.Kind, m.Name))
+		if w.Namespaced {
+			obj.SetNamespace(m.Namespace)
+		}
+		meta, spec := bindingParts(obj)
+		renderBinding(meta, spec, in, d.newID)
+		if err := d.client.Create(ctx, obj, client.FieldOwner(fieldManager)); err != nil {
+			return fmt.Errorf("creating binding %s: %w", klog.KObj(obj), err)
+		}
+		bindingsWritten.WithLabelValues("create").Inc()
+		d.log.V(1).Info("Binding created", "binding", klog.KObj(obj), "policy", policyRef(p))
+		return nil
+	}
+	updated := existing.DeepCopyObject().(client.Object)
+	meta, spec := bindingParts(updated)
+	renderBinding(meta, spec, in, d.newID)
+	if equality.Semantic.DeepEqual(existing, updated) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})
+	if err := d.client.Patch(ctx, updated, patch, client.FieldOwner(fieldManager)); err != nil {
+		return fmt.Errorf("updating binding %s: %w", klog.KObj(updated), err)
+	}
+	bindingsWritten.WithLabelValues("update").Inc()
+	d.log.V(1).Info("Binding updated", "binding", klog.KObj(updated), "policy", policyRef(p))
+	return nil
+}
+
+// deleteBinding deletes a binding the detector made (nil: nothing to do).
+func (d *Detector) deleteBinding(ctx context.Context, b client.Object) error {
+	if b == nil || !madeByDetector(b) || b.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	uid := b.GetUID()
+	err := d.client.Delete(ctx, b, client.Preconditions{UID: &uid})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting binding %s: %w", klog.KObj(b), err)
+	}
+	bindingsWritten.WithLabelValues("delete").Inc()
+	d.log.V(1).Info("Binding deleted", "binding", klog.KObj(b))
+	return nil
+}
+
+// getBinding reads a template's binding from the cache, nil when there is
+// none.
+func (d *Detector) getBinding(ctx context.Context, w *watched, ref workv1alpha2.ObjectReference) (client.Object, error) {
+	obj := newBinding(!w.Namespaced)
+	key := types.NamespacedName{Name: names.BindingName(ref.Kind, ref.Name)}
+	if w.Namespaced {
+		key.Namespace = ref.Namespace
+	}
+	// Read only: writeBinding deep-copies before changing anything.
+	err := d.client.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading binding %s: %w", key, err)
+	}
+	return obj, nil
+}
+
+// refersTo reports whether binding b is the binding of the template ref
+// (another template can map to the same binding name). The version is not
+// compared: a binding follows its template to a new preferred version.
+func refersTo(b client.Object, ref workv1alpha2.ObjectReference) bool {
+	have := bindingSpec(b).Resource
+	hgv, err := schema.ParseGroupVersion(have.APIVersion)
+	if err != nil {
+		return false
+	}
+	wgv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	return hgv.Group == wgv.Group && have.Kind == ref.Kind && have.Namespace == ref.Namespace && have.Name == ref.Name
+}
+
+func newBinding(cluster bool) client.Object {
+	if cluster {
+		return &workv1alpha2.ClusterResourceBinding{}
+	}
+	return &workv1alpha2.ResourceBinding{}
+}
+
+func bindingParts(obj client.Object) (*metav1.ObjectMeta, *workv1alpha2.ResourceBindingSpec) {
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return &b.ObjectMeta, &b.Spec
+	case *workv1alpha2.ClusterResourceBinding:
+		return &b.ObjectMeta, &b.Spec
+	}
+	panic(fmt.Sprintf("detector: %T is not a binding", obj))
+}
+
+func bindingSpec(obj client.Object) *workv1alpha2.ResourceBindingSpec {
+	_, spec := bindingParts(obj)
+	return spec
+}
+
+func policyRef(p *Policy) string {
+	if p.Cluster {
+		return "ClusterPropagationPolicy " + p.Name
+	}
+	return "PropagationPolicy " + p.Namespace + "/" + p.Name
+}
+
+// reconcilePolicy gives a policy its permanent id label when it has none.
+func (d *Detector) reconcilePolicy(ctx context.Context, it item) error {
+	var obj client.Object = &policyv1alpha1.PropagationPolicy{}
+	label := policyv1alpha1.PropagationPolicyPermanentIDLabel
+	if it.GVR == cppGVR {
+		obj, label = &policyv1alpha1.ClusterPropagationPolicy{}, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel
+	}
+	err := d.client.Get(ctx, types.NamespacedName{Namespace: it.Namespace, Name: it.Name}, obj)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if obj.GetLabels()[label] != "" || obj.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	orig := obj.DeepCopyObject().(client.Object)
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[label] = d.newID()
+	obj.SetLabels(labels)
+	patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
+	if err := d.client.Patch(ctx, obj, patch, client.FieldOwner(fieldManager)); err != nil {
+		return fmt.Errorf("labelling policy %s with a permanent id: %w", klog.KObj(obj), err)
+	}
+	policiesLabelled.Inc()
+	return nil
+}
