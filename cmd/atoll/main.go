@@ -8,6 +8,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/controllermanager"
 	"github.com/atoll-dev/atoll/pkg/cli/crds"
@@ -19,6 +22,8 @@ import (
 )
 
 func main() {
+	// controller-runtime clients (used by several verbs) log through klog.
+	ctrllog.SetLogger(klog.NewKlogr())
 	ctx, cancel := context.WithCancel(context.Background())
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)

@@ -24,6 +24,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/atoll-dev/atoll/apis"
+	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/controller/binding"
+	"github.com/atoll-dev/atoll/pkg/controller/cluster"
+	"github.com/atoll-dev/atoll/pkg/controller/detector"
+	"github.com/atoll-dev/atoll/pkg/scheduler"
 )
 
 // Options configure the controller-manager.
@@ -55,14 +60,34 @@ type Controller struct {
 	Setup func(ctx context.Context, mgr ctrl.Manager) error
 }
 
-// registry lists atoll's controllers in start order.
-var registry []Controller
+// registry lists atoll's controllers in start order. Controllers that talk
+// to members share one cluster cache.
+func registry(opts Options, cc *clustercache.Cache) []Controller {
+	return []Controller{
+		{Name: "cluster", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return cluster.Setup(ctx, mgr, cc, cluster.Options{
+				StatusPeriod:     opts.ClusterStatusPeriod,
+				SuccessThreshold: opts.ClusterSuccessThreshold,
+				FailureThreshold: opts.ClusterFailureThreshold,
+			})
+		}},
+		{Name: "detector", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return detector.Setup(ctx, mgr, detector.Options{})
+		}},
+		{Name: "scheduler", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return scheduler.Setup(ctx, mgr, scheduler.Options{})
+		}},
+		{Name: "binding", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return binding.Setup(ctx, mgr, cc, binding.Options{})
+		}},
+	}
+}
 
 // ControllerNames lists the registered controllers.
 func ControllerNames() []string {
-	names := make([]string, len(registry))
-	for i, c := range registry {
-		names[i] = c.Name
+	var names []string
+	for _, c := range registry(Options{}, nil) {
+		names = append(names, c.Name)
 	}
 	return names
 }
@@ -132,7 +157,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err != nil {
 		return nil, fmt.Errorf("creating controller-manager: %w", err)
 	}
-	for _, c := range registry {
+	cc := clustercache.New(mgr.GetClient(), clustercache.Options{})
+	if err := mgr.Add(cc); err != nil {
+		return nil, err
+	}
+	for _, c := range registry(opts, cc) {
 		if !Enabled(c.Name, opts.Controllers) {
 			continue
 		}

@@ -22,13 +22,19 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/atoll-dev/atoll/pkg/manager"
 )
 
 // ReadyMarker is what `atoll up` prints once it serves (pkg/cli/up).
 const ReadyMarker = "atoll ready"
+
+// Tests use controller-runtime clients; route their logs to klog like
+// atoll's own.
+func init() { ctrllog.SetLogger(klog.NewKlogr()) }
 
 var (
 	buildOnce sync.Once

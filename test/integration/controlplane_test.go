@@ -199,10 +199,15 @@ func TestControllerManagerAgainstExistingAPIServer(t *testing.T) {
 		lease, err = cs.CoordinationV1().Leases("atoll-system").Get(ctx, "atoll-controller-manager", metav1.GetOptions{})
 		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != ""
 	})
-	resp, err := http.Get("http://" + healthAddr + "/readyz")
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Errorf("readyz: %v %v", resp, err)
-	}
+	// Ready once every controller's caches have synced.
+	waitFor(t, 60*time.Second, "readyz ok", func() bool {
+		resp, err := http.Get("http://" + healthAddr + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 
 	_ = cmd.Process.Signal(os.Interrupt)
 	select {
@@ -213,7 +218,7 @@ func TestControllerManagerAgainstExistingAPIServer(t *testing.T) {
 	case <-time.After(45 * time.Second):
 		t.Fatalf("controller-manager did not stop on SIGINT\n%s", out.String())
 	}
-	lease, err = cs.CoordinationV1().Leases("atoll-system").Get(ctx, "atoll-controller-manager", metav1.GetOptions{})
+	lease, err := cs.CoordinationV1().Leases("atoll-system").Get(ctx, "atoll-controller-manager", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,10 @@ type Up struct {
 	Members int
 	// MemberArgs are extra `atoll sim cluster` flags for every member.
 	MemberArgs []string
-	Logging    Logging
-	Manager    Manager
+	// JoinMembers registers the simulated members as Clusters.
+	JoinMembers bool
+	Logging     Logging
+	Manager     Manager
 }
 
 // NewUpCommand returns `atoll up`.
@@ -38,6 +40,7 @@ and the path of the admin kubeconfig (DATA-DIR/kubeconfig). Data persists in
 	cmd.Flags().StringVar(&cfg.DataDir, "data-dir", ".atoll", "directory for etcd data, certificates, kubeconfig and logs")
 	cmd.Flags().StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "host:port of the API server; port 0 picks a free port and keeps it across restarts")
 	cmd.Flags().IntVar(&cfg.Members, "members", 3, "number of simulated member clusters to run (0: control plane only)")
+	cmd.Flags().BoolVar(&cfg.JoinMembers, "join-members", true, "join the simulated members to the control plane (through their fault proxies)")
 	cmd.Flags().StringSliceVar(&cfg.MemberArgs, "member-args", nil, "extra flags for every `atoll sim cluster`, e.g. --member-args=--nodes=5,--pod-ready-delay=2s")
 	cfg.Logging.addFlags(cmd, "DATA-DIR/logs/atoll.log")
 	// Embedded mode: the data-dir lock already guarantees a single

@@ -19,7 +19,7 @@ func Run(ctx context.Context, cfg *cmds.Get) error {
 	case "clusters", "cluster", "clusters.cluster.karmada.io":
 		return Clusters(ctx, cfg)
 	default:
-		return fmt.Errorf("atoll get %s: unsupported resource (supported: clusters)", cfg.Resource)
+		return Resources(ctx, cfg)
 	}
 }
 

@@ -5,14 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
 
 	"github.com/atoll-dev/atoll/config/crd"
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
+	"github.com/atoll-dev/atoll/pkg/cli/join"
 	"github.com/atoll-dev/atoll/pkg/cli/logging"
 	"github.com/atoll-dev/atoll/pkg/controlplane"
 	"github.com/atoll-dev/atoll/pkg/controlplane/datadir"
@@ -96,6 +99,10 @@ func Run(ctx context.Context, cfg *cmds.Up) error {
 		return nil
 	}
 
+	if cfg.JoinMembers {
+		members.join(ctx, cfg.DataDir, cp.KubeconfigPath)
+	}
+
 	fmt.Printf("%s: kubeconfig=%s server=%s members=%d (%.1fs)\n", ReadyMarker, cp.KubeconfigPath, cp.Config.Host,
 		cfg.Members, time.Since(started).Seconds())
 	for _, m := range members.Names() {
@@ -123,7 +130,36 @@ func Run(ctx context.Context, cfg *cmds.Up) error {
 // memberSet is the supervised simulated members (none when --members 0).
 type memberSet struct {
 	sup   *supervisor.Supervisor
+	specs []supervisor.MemberSpec
 	names []string
+}
+
+// join registers every member with the control plane through its fault
+// proxy, so the federation sees what `atoll sim fault` does to it. Joining
+// is idempotent (server-side apply), so a restart writes nothing new; a
+// member that cannot be reached now (stopped by a fault) keeps the Cluster
+// it had and is reported, not fatal.
+func (m *memberSet) join(ctx context.Context, dataDir, kubeconfig string) {
+	var wg sync.WaitGroup
+	for _, spec := range m.specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := join.Join(ctx, &cmds.Join{
+				Name:              spec.Name,
+				Kubeconfig:        kubeconfig,
+				ClusterKubeconfig: simdir.ProxyKubeconfig(dataDir, spec.Name),
+				Region:            spec.Region,
+				Zone:              spec.Zone,
+				Provider:          spec.Provider,
+				Out:               io.Discard,
+			})
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "atoll: joining member %s: %v\n", spec.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func (m *memberSet) Names() []string { return m.names }
@@ -153,7 +189,7 @@ func startMembers(ctx context.Context, cfg *cmds.Up) (*memberSet, <-chan error, 
 		return nil, nil, fmt.Errorf("locating the atoll binary for member processes: %w", err)
 	}
 	specs := supervisor.DefaultMembers(cfg.Members)
-	set := &memberSet{}
+	set := &memberSet{specs: specs}
 	for i := range specs {
 		specs[i].ExtraArgs = append(specs[i].ExtraArgs, cfg.MemberArgs...)
 		set.names = append(set.names, specs[i].Name)

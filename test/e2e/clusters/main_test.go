@@ -19,6 +19,7 @@ var world *framework.ControlPlane
 func TestMain(m *testing.M) {
 	os.Exit(framework.RunWithControlPlane(m, &world, framework.Options{
 		Members: 2,
-		Args:    []string{"--controllers="},
+		// No controllers and no automatic join: the test joins by hand.
+		Args: []string{"--controllers=", "--join-members=false"},
 	}))
 }

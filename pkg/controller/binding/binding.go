@@ -1,0 +1,128 @@
+package binding
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/clustercache"
+)
+
+// Finalizer keeps a binding until its member objects are withdrawn.
+const Finalizer = "atoll.dev/cleanup"
+
+// Options configure the executor.
+type Options struct {
+	// Workers bounds concurrent binding reconciles per kind.
+	Workers int
+	// StatusInterval is the least time between two status writes of one
+	// binding; member status changes inside it are coalesced.
+	StatusInterval time.Duration
+}
+
+// Setup adds the executor for both binding kinds to mgr.
+func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts Options) error {
+	if opts.Workers == 0 {
+		opts.Workers = 8
+	}
+	if opts.StatusInterval == 0 {
+		opts.StatusInterval = time.Second
+	}
+	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	for _, kind := range []bindingKind{namespacedKind{}, clusterKind{}} {
+		events := make(chan event.TypedGenericEvent[reconcile.Request], 1024)
+		r := &reconciler{
+			kind:      kind,
+			client:    mgr.GetClient(),
+			mapper:    mgr.GetRESTMapper(),
+			dynamic:   dyn,
+			cc:        cc,
+			opts:      opts,
+			recorder:  mgr.GetEventRecorderFor("atoll-executor"),
+			events:    events,
+			templates: newTemplateCache(),
+			members:   newMemberState(),
+		}
+		err := builder.ControllerManagedBy(mgr).
+			Named("binding-" + kind.name()).
+			For(kind.newObject()).
+			WithOptions(controller.Options{
+				MaxConcurrentReconciles: opts.Workers,
+				RateLimiter:             workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
+			}).
+			WatchesRawSource(source.Channel(events, handler.TypedEnqueueRequestsFromMapFunc(
+				func(_ context.Context, req reconcile.Request) []reconcile.Request { return []reconcile.Request{req} },
+			))).
+			Complete(r)
+		if err != nil {
+			return fmt.Errorf("setting up the %s executor: %w", kind.name(), err)
+		}
+	}
+	return nil
+}
+
+// bindingKind adapts ResourceBinding and ClusterResourceBinding, which share
+// spec and status types.
+type bindingKind interface {
+	name() string
+	newObject() client.Object
+	parts(client.Object) (*workv1alpha2.ResourceBindingSpec, *workv1alpha2.ResourceBindingStatus)
+	// owns reports whether a member object's annotations point at a binding
+	// of this kind, and which.
+	owns(annotations map[string]string) (types.NamespacedName, bool)
+}
+
+type reconciler struct {
+	kind      bindingKind
+	client    client.Client
+	mapper    metaRESTMapper
+	dynamic   dynamic.Interface
+	cc        *clustercache.Cache
+	opts      Options
+	recorder  record.EventRecorder
+	events    chan event.TypedGenericEvent[reconcile.Request]
+	templates *templateCache
+	members   *memberState
+}
+
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	obj := r.kind.newObject()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.templates.forget(req.NamespacedName)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	spec, status := r.kind.parts(obj)
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return r.finalize(ctx, obj, spec, status)
+	}
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+		controllerutil.AddFinalizer(obj, Finalizer)
+		if err := r.client.Patch(ctx, obj, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding finalizer to %s: %w", req, err)
+		}
+	}
+	return r.sync(ctx, obj, spec, status)
+}

@@ -1,0 +1,525 @@
+package binding
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// clusterResult is the outcome of one cluster's sync.
+type clusterResult struct {
+	item workv1alpha2.AggregatedStatusItem
+	// current: the member runs the manifest of the current template.
+	current bool
+	// reflected is the member object's reflected status, for aggregation.
+	reflected map[string]any
+	err       error
+}
+
+func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) (reconcile.Result, error) {
+	key := client.ObjectKeyFromObject(b)
+	template, gvr, err := r.template(ctx, key, spec)
+	if apierrors.IsNotFound(err) {
+		// The detector removes bindings of deleted templates.
+		return reconcile.Result{}, nil
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	gk := gvr.GroupVersion().WithKind(template.GetKind()).GroupKind()
+
+	targets := map[string]int32{}
+	for _, t := range spec.Clusters {
+		targets[t.Name] = t.Replicas
+	}
+	suspended := spec.Suspension != nil && ptrTrue(spec.Suspension.Dispatching)
+
+	results := make([]clusterResult, len(spec.Clusters))
+	var wg sync.WaitGroup
+	for i, t := range spec.Clusters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var replicas *int64
+			if interpreter.HasReplicas(gk) && spec.Replicas > 0 {
+				n := int64(t.Replicas)
+				replicas = &n
+			}
+			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, suspended)
+		}()
+	}
+	wg.Wait()
+
+	// Withdraw from clusters that left the placement.
+	var errs []error
+	kept := map[string]bool{}
+	for _, item := range status.AggregatedStatus {
+		if _, ok := targets[item.ClusterName]; ok {
+			continue
+		}
+		if err := r.withdraw(ctx, b, spec, item.ClusterName, template); err != nil {
+			errs = append(errs, err)
+			kept[item.ClusterName] = true // keep tracking it until gone
+		}
+	}
+
+	newStatus := status.DeepCopy()
+	newStatus.AggregatedStatus = nil
+	allApplied, allCurrent := len(results) > 0, true
+	var reflected []map[string]any
+	var failed []string
+	for _, res := range results {
+		newStatus.AggregatedStatus = append(newStatus.AggregatedStatus, res.item)
+		if res.err != nil {
+			errs = append(errs, res.err)
+		}
+		if !res.item.Applied {
+			allApplied = false
+			failed = append(failed, res.item.ClusterName)
+		}
+		allCurrent = allCurrent && res.current
+		if res.reflected != nil {
+			reflected = append(reflected, res.reflected)
+		}
+	}
+	for _, item := range status.AggregatedStatus {
+		if kept[item.ClusterName] {
+			newStatus.AggregatedStatus = append(newStatus.AggregatedStatus, item)
+		}
+	}
+	sort.Slice(newStatus.AggregatedStatus, func(i, j int) bool {
+		return newStatus.AggregatedStatus[i].ClusterName < newStatus.AggregatedStatus[j].ClusterName
+	})
+	cond := metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, Reason: "FullyAppliedSuccess",
+		Message: "All works have been successfully applied", ObservedGeneration: b.GetGeneration()}
+	switch {
+	case len(spec.Clusters) == 0:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "NoClusters", "The binding is not scheduled to any cluster"
+	case !allApplied:
+		cond.Status, cond.Reason = metav1.ConditionFalse, "FullyAppliedFailed"
+		cond.Message = fmt.Sprintf("Failed to apply to cluster(s) %v", failed)
+	}
+	meta.SetStatusCondition(&newStatus.Conditions, cond)
+
+	result := reconcile.Result{}
+	if !equality.Semantic.DeepEqual(status, newStatus) {
+		wait, err := r.writeStatus(ctx, b, newStatus)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if wait > 0 {
+			result.RequeueAfter = wait
+		}
+	}
+	if err := r.aggregateTemplateStatus(ctx, key, spec.Resource.ResourceVersion, template, gvr, gk, reflected, allCurrent && allApplied && !suspended); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return result, fmt.Errorf("binding %s: %v", key, errs)
+	}
+	return result, nil
+}
+
+// template returns the binding's template, from the cache when the binding
+// still records the same template resourceVersion.
+func (r *reconciler) template(ctx context.Context, key types.NamespacedName, spec *workv1alpha2.ResourceBindingSpec) (*unstructured.Unstructured, schema.GroupVersionResource, error) {
+	gv, err := schema.ParseGroupVersion(spec.Resource.APIVersion)
+	if err != nil {
+		return nil, schema.GroupVersionResource{}, fmt.Errorf("binding %s: resource.apiVersion: %w", key, err)
+	}
+	mapping, err := r.mapper.RESTMapping(gv.WithKind(spec.Resource.Kind).GroupKind(), gv.Version)
+	if err != nil {
+		return nil, schema.GroupVersionResource{}, fmt.Errorf("binding %s: mapping %s: %w", key, spec.Resource.Kind, err)
+	}
+	gvr := mapping.Resource
+	if t, ok := r.templates.get(key, spec.Resource.ResourceVersion); ok {
+		return t, gvr, nil
+	}
+	t, err := r.dynamic.Resource(gvr).Namespace(spec.Resource.Namespace).Get(ctx, spec.Resource.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, gvr, err
+	}
+	r.templates.put(key, spec.Resource.ResourceVersion, t)
+	return t, gvr, nil
+}
+
+// syncCluster makes the member object of one cluster match the template.
+func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
+	template *unstructured.Unstructured, replicas *int64, suspended bool) clusterResult {
+	res := clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}}
+	fail := func(err error) clusterResult {
+		res.item.Applied, res.item.AppliedMessage, res.err = false, err.Error(), err
+		return res
+	}
+	member, err := r.cc.Member(ctx, cluster)
+	if err != nil {
+		return fail(fmt.Errorf("cluster %s: %w", cluster, err))
+	}
+	desired := interpreter.Render(template, replicas)
+	gvk := desired.GroupVersionKind()
+	mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return fail(fmt.Errorf("cluster %s does not serve %s: %w", cluster, gvk, err))
+	}
+	lister, err := r.watch(member, mapping.Resource)
+	if err != nil {
+		return fail(err)
+	}
+	if !waitSynced(ctx, member, mapping.Resource) {
+		return fail(fmt.Errorf("cluster %s: cache of %s not synced yet", cluster, mapping.Resource.Resource))
+	}
+	labels, annotations := ownerMetadata(r.kind, b)
+	desired.SetLabels(merge(desired.GetLabels(), labels))
+	if spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion {
+		annotations[names.PreserveOnDeleteAnnotation] = "true"
+	}
+	desired.SetAnnotations(merge(desired.GetAnnotations(), annotations))
+	hash, err := interpreter.Hash(desired)
+	if err != nil {
+		return fail(err)
+	}
+	desired.SetAnnotations(merge(desired.GetAnnotations(), map[string]string{names.ManifestHashAnnotation: hash}))
+
+	live := getLive(lister, desired.GetNamespace(), desired.GetName())
+	res.current = live != nil && live.GetAnnotations()[names.ManifestHashAnnotation] == hash
+	if live != nil {
+		res.item.Health = interpreter.Health(live)
+		res.reflected = interpreter.ReflectStatus(live)
+		res.item.Status = rawStatus(res.reflected)
+	}
+	if live != nil && res.current {
+		if drifted, path := interpreter.Drifted(desired, live); !drifted {
+			res.item.Applied = true
+			return res
+		} else {
+			klog.FromContext(ctx).V(1).Info("Member object drifted", "cluster", cluster, "object", klog.KObj(desired), "field", path)
+		}
+	}
+	if suspended {
+		res.item.Applied, res.item.AppliedMessage = live != nil && res.current, "dispatching is suspended"
+		return res
+	}
+	if live == nil {
+		if msg, blocked, err := r.conflict(ctx, member, mapping.Resource, desired, spec.ConflictResolution); err != nil {
+			return fail(err)
+		} else if blocked {
+			res.item.AppliedMessage = msg
+			return res
+		}
+	}
+	if err := r.ensureNamespace(ctx, member, cluster, desired.GetNamespace()); err != nil {
+		return fail(err)
+	}
+	force := true
+	applied, err := member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace()).Apply(ctx, desired.GetName(), desired,
+		metav1.ApplyOptions{FieldManager: names.FieldManager, Force: force})
+	if err != nil {
+		return fail(fmt.Errorf("applying %s %s to cluster %s: %w", gvk.Kind, klog.KObj(desired), cluster, err))
+	}
+	res.item.Applied, res.item.AppliedMessage = true, ""
+	res.current = true
+	res.item.Health = interpreter.Health(applied)
+	res.reflected = interpreter.ReflectStatus(applied)
+	res.item.Status = rawStatus(res.reflected)
+	return res
+}
+
+// conflict checks, before atoll first writes an object into a member,
+// whether an object of that name already exists there that atoll does not
+// manage; with conflictResolution Abort (the default) atoll leaves it alone.
+func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, gvr schema.GroupVersionResource,
+	desired *unstructured.Unstructured, resolution policyv1alpha1.ConflictResolution) (string, bool, error) {
+	existing, err := member.Dynamic.Resource(gvr).Namespace(desired.GetNamespace()).Get(ctx, desired.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("cluster %s: checking for an existing %s: %w", member.Name, klog.KObj(desired), err)
+	}
+	if existing.GetLabels()[names.ManagedLabel] == "true" || resolution == policyv1alpha1.ConflictOverwrite {
+		return "", false, nil
+	}
+	return fmt.Sprintf("%s %s already exists in cluster %s and is not managed by atoll; conflictResolution is Abort",
+		desired.GetKind(), klog.KObj(desired), member.Name), true, nil
+}
+
+// ensureNamespace creates a namespace in a member the first time something
+// is propagated into it.
+func (r *reconciler) ensureNamespace(ctx context.Context, member *clustercache.Member, cluster, ns string) error {
+	if ns == "" {
+		return nil
+	}
+	key := fmt.Sprintf("%p/%s", member, ns)
+	if !r.members.mark(r.members.namespaces, key) {
+		return nil
+	}
+	_, err := member.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = member.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{FieldManager: names.FieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	}
+	if err != nil {
+		r.members.unmark(r.members.namespaces, key)
+		return fmt.Errorf("cluster %s: ensuring namespace %s: %w", cluster, ns, err)
+	}
+	return nil
+}
+
+// watch makes sure the member's objects of gvr are watched, with events
+// mapped back to their binding.
+func (r *reconciler) watch(member *clustercache.Member, gvr schema.GroupVersionResource) (cache.GenericLister, error) {
+	key := fmt.Sprintf("%p/%s", member, gvr)
+	if !r.members.mark(r.members.watched, key) {
+		return member.Watch(gvr, nil)
+	}
+	lister, err := member.Watch(gvr, cache.ResourceEventHandlerFuncs{
+		AddFunc:    r.memberEvent,
+		UpdateFunc: func(_, obj any) { r.memberEvent(obj) },
+		DeleteFunc: r.memberEvent,
+	})
+	if err != nil {
+		r.members.unmark(r.members.watched, key)
+		return nil, fmt.Errorf("cluster %s: watching %s: %w", member.Name, gvr.Resource, err)
+	}
+	return lister, nil
+}
+
+func (r *reconciler) memberEvent(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	if key, ok := r.kind.owns(m.GetAnnotations()); ok {
+		select {
+		case r.events <- event.TypedGenericEvent[reconcile.Request]{Object: reconcile.Request{NamespacedName: key}}:
+		default:
+			// The channel is full: a burst is already queued and the binding
+			// will be reconciled; dropping a duplicate loses nothing.
+		}
+	}
+}
+
+// withdraw deletes the binding's object from a cluster it left, unless the
+// binding preserves resources on deletion.
+func (r *reconciler) withdraw(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string, template *unstructured.Unstructured) error {
+	if spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion {
+		return nil
+	}
+	member, err := r.cc.Member(ctx, cluster)
+	if apierrors.IsNotFound(err) {
+		return nil // the cluster itself is gone
+	}
+	if err != nil {
+		return fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
+	}
+	gvk := template.GroupVersionKind()
+	mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil // the member does not serve the kind: nothing there
+	}
+	ri := member.Dynamic.Resource(mapping.Resource).Namespace(template.GetNamespace())
+	existing, err := ri.Get(ctx, template.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
+	}
+	if _, mine := r.kind.owns(existing.GetAnnotations()); !mine || existing.GetLabels()[names.ManagedLabel] != "true" {
+		return nil // not ours: never delete what atoll did not create
+	}
+	uid := existing.GetUID()
+	err = ri.Delete(ctx, template.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("withdrawing %s from cluster %s: %w", klog.KObj(existing), cluster, err)
+	}
+	r.recorder.Eventf(b, corev1.EventTypeNormal, "Withdrawn", "Deleted %s %s from cluster %s", gvk.Kind, klog.KObj(existing), cluster)
+	return nil
+}
+
+// finalize withdraws the binding from every cluster it reached, then lets
+// it go.
+func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(b, Finalizer) {
+		return reconcile.Result{}, nil
+	}
+	clusters := map[string]bool{}
+	for _, t := range spec.Clusters {
+		clusters[t.Name] = true
+	}
+	for _, item := range status.AggregatedStatus {
+		clusters[item.ClusterName] = true
+	}
+	template := &unstructured.Unstructured{}
+	template.SetAPIVersion(spec.Resource.APIVersion)
+	template.SetKind(spec.Resource.Kind)
+	template.SetNamespace(spec.Resource.Namespace)
+	template.SetName(spec.Resource.Name)
+	for c := range clusters {
+		if err := r.withdraw(ctx, b, spec, c, template); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(b, Finalizer)
+	if err := r.client.Patch(ctx, b, patch); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, err
+	}
+	r.templates.forget(client.ObjectKeyFromObject(b))
+	return reconcile.Result{}, nil
+}
+
+// writeStatus writes the binding status unless one was written less than
+// StatusInterval ago, in which case it asks to come back when the interval
+// has passed (member status changes in between coalesce into one write).
+func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *workv1alpha2.ResourceBindingStatus) (time.Duration, error) {
+	key := client.ObjectKeyFromObject(b)
+	now := time.Now()
+	r.members.mu.Lock()
+	last := r.members.lastStatus[key]
+	r.members.mu.Unlock()
+	if wait := time.Duration(last) + r.opts.StatusInterval - time.Duration(now.UnixNano()); wait > 0 {
+		return wait, nil
+	}
+	// The scheduler writes other parts of the same status (the Scheduled
+	// condition); the optimistic lock makes a racing write retry instead of
+	// dropping the other's condition.
+	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	_, st := r.kind.parts(b)
+	*st = *status
+	if err := r.client.Status().Patch(ctx, b, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			return 100 * time.Millisecond, nil // re-read and try again
+		}
+		return 0, fmt.Errorf("writing status: %w", err)
+	}
+	r.members.mu.Lock()
+	r.members.lastStatus[key] = now.UnixNano()
+	r.members.mu.Unlock()
+	return 0, nil
+}
+
+// aggregateTemplateStatus writes the members' summed status onto the
+// template when it differs from what the template shows.
+func (r *reconciler) aggregateTemplateStatus(ctx context.Context, key types.NamespacedName, recordedRV string, template *unstructured.Unstructured, gvr schema.GroupVersionResource,
+	gk schema.GroupKind, reflected []map[string]any, allCurrent bool) error {
+	want := interpreter.AggregateStatus(gk, template.GetGeneration(), reflected, allCurrent)
+	if want == nil {
+		return nil
+	}
+	have, _, _ := unstructured.NestedMap(template.Object, "status")
+	changed := false
+	for k, v := range want {
+		if !equality.Semantic.DeepEqual(normalizeNumber(have[k]), normalizeNumber(v)) {
+			changed = true
+			break
+		}
+	}
+	if !changed {
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{"status": want})
+	if err != nil {
+		return err
+	}
+	updated, err := r.dynamic.Resource(gvr).Namespace(template.GetNamespace()).Patch(ctx, template.GetName(), types.MergePatchType, body,
+		metav1.PatchOptions{FieldManager: names.FieldManager}, "status")
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("aggregating status onto %s %s: %w", template.GetKind(), klog.KObj(template), err)
+	}
+	// The status write bumps the template's resourceVersion, not what the
+	// binding records; cache the written object so the next comparison sees
+	// this status without reading the template again.
+	r.templates.put(key, recordedRV, updated)
+	return nil
+}
+
+func getLive(lister cache.GenericLister, ns, name string) *unstructured.Unstructured {
+	var obj runtime.Object
+	var err error
+	if ns == "" {
+		obj, err = lister.Get(name)
+	} else {
+		obj, err = lister.ByNamespace(ns).Get(name)
+	}
+	if err != nil {
+		return nil
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
+}
+
+func rawStatus(m map[string]any) *runtime.RawExtension {
+	if m == nil {
+		return nil
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return &runtime.RawExtension{Raw: data}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+func normalizeNumber(v any) any {
+	switch n := v.(type) {
+	case int64:
+		return float64(n)
+	case int:
+		return float64(n)
+	}
+	return v
+}
+
+func ptrTrue(b *bool) bool { return b != nil && *b }
+
+// waitSynced gives a member informer that was just started a moment to list
+// before the binding is retried with backoff.
+func waitSynced(ctx context.Context, member *clustercache.Member, gvr schema.GroupVersionResource) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return cache.WaitForCacheSync(ctx.Done(), func() bool { return member.HasSynced(gvr) })
+}

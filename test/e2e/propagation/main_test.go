@@ -1,0 +1,24 @@
+// Package propagation tests propagation end to end: `atoll up` with two
+// simulated members joined automatically and all controllers running;
+// templates and policies go into the control plane, objects come out in
+// the members, status comes back.
+package propagation
+
+import (
+	"os"
+	"testing"
+
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+var world *framework.ControlPlane
+
+func TestMain(m *testing.M) {
+	os.Exit(framework.RunWithControlPlane(m, &world, framework.Options{
+		Members: 2,
+		Args: []string{
+			// Fast health checking so member failures show within seconds.
+			"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s",
+		},
+	}))
+}

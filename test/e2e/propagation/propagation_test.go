@@ -1,0 +1,446 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+var members = []string{"member1", "member2"}
+
+func member(t *testing.T, name string) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
+}
+
+func createNamespace(t *testing.T, ctx context.Context, c client.Client, name string) {
+	t.Helper()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+}
+
+func nginx(ns string, replicas int32, image string) *appsv1.Deployment {
+	labels := map[string]string{"app": "nginx"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: ns, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "nginx", Image: image,
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+				}}},
+			},
+		},
+	}
+}
+
+func policy(ns, name string, placement policyv1alpha1.Placement, selectors ...policyv1alpha1.ResourceSelector) *policyv1alpha1.PropagationPolicy {
+	return &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       policyv1alpha1.PropagationSpec{ResourceSelectors: selectors, Placement: placement},
+	}
+}
+
+func toClusters(names ...string) policyv1alpha1.Placement {
+	return policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: names}}
+}
+
+func selectDeployment(name string) policyv1alpha1.ResourceSelector {
+	return policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: name}
+}
+
+// memberDeployment returns the Deployment in a member, or nil.
+func memberDeployment(ctx context.Context, t *testing.T, cluster, ns, name string) *appsv1.Deployment {
+	d, err := member(t, cluster).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return d
+}
+
+// TestClustersJoinedAndReady: atoll up joined its members; they are Ready
+// with their region/zone/provider, versions and resources.
+func TestClustersJoinedAndReady(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	c := world.Client(t)
+	for _, name := range members {
+		framework.Eventually(t, time.Minute, name+" Ready with status", func() (bool, string) {
+			var cl clusterv1alpha1.Cluster
+			if err := c.Get(ctx, client.ObjectKey{Name: name}, &cl); err != nil {
+				return false, err.Error()
+			}
+			ready := meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+			ok := ready && cl.Status.KubernetesVersion != "" && cl.Status.NodeSummary != nil && cl.Status.NodeSummary.ReadyNum == 3 &&
+				cl.Spec.Region != "" && cl.Spec.Provider != ""
+			return ok, fmt.Sprintf("ready=%v version=%q nodes=%v region=%q", ready, cl.Status.KubernetesVersion, cl.Status.NodeSummary, cl.Spec.Region)
+		})
+	}
+	out := world.Atoll(t, "get", "clusters", "--kubeconfig", world.Kubeconfig)
+	for _, name := range members {
+		if !strings.Contains(out, name) {
+			t.Errorf("atoll get clusters does not list %s:\n%s", name, out)
+		}
+	}
+}
+
+// TestDuplicatedPropagation: a Deployment, Service and ConfigMap reach both
+// members; pods run; the template's status adds up; atoll get shows both.
+func TestDuplicatedPropagation(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	ns := "dup"
+	createNamespace(t, ctx, c, ns)
+	objs := []client.Object{
+		nginx(ns, 2, "nginx:1.27"),
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: ns}, Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "nginx"}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80)}}}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: ns}, Data: map[string]string{"k": "v"}},
+		policy(ns, "nginx", toClusters(members...),
+			selectDeployment("nginx"),
+			policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "Service", Name: "nginx"},
+			policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap", Name: "nginx"}),
+	}
+	for _, o := range objs {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatalf("creating %T: %v", o, err)
+		}
+	}
+	for _, m := range members {
+		framework.Eventually(t, 90*time.Second, "Deployment, Service and ConfigMap in "+m+" with 2 ready pods", func() (bool, string) {
+			cs := member(t, m)
+			d := memberDeployment(ctx, t, m, ns, "nginx")
+			_, svcErr := cs.CoreV1().Services(ns).Get(ctx, "nginx", metav1.GetOptions{})
+			_, cmErr := cs.CoreV1().ConfigMaps(ns).Get(ctx, "nginx", metav1.GetOptions{})
+			ready := int32(0)
+			if d != nil {
+				ready = d.Status.ReadyReplicas
+			}
+			return d != nil && svcErr == nil && cmErr == nil && ready == 2, fmt.Sprintf("deployment=%v ready=%d service=%v configmap=%v", d != nil, ready, svcErr, cmErr)
+		})
+	}
+	framework.Eventually(t, 60*time.Second, "template readyReplicas = 4", func() (bool, string) {
+		var d appsv1.Deployment
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nginx"}, &d); err != nil {
+			return false, err.Error()
+		}
+		return d.Status.ReadyReplicas == 4 && d.Status.ObservedGeneration == d.Generation,
+			fmt.Sprintf("readyReplicas=%d observedGeneration=%d generation=%d", d.Status.ReadyReplicas, d.Status.ObservedGeneration, d.Generation)
+	})
+	var rb workv1alpha2.ResourceBinding
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", "nginx")}, &rb); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.FullyApplied) || len(rb.Status.AggregatedStatus) != 2 {
+		t.Errorf("binding status: conditions %v, %d aggregated", rb.Status.Conditions, len(rb.Status.AggregatedStatus))
+	}
+	out := world.Atoll(t, "get", "deployments", "-n", ns, "--kubeconfig", world.Kubeconfig)
+	for _, m := range members {
+		if !strings.Contains(out, m) {
+			t.Errorf("atoll get deployments does not show %s:\n%s", m, out)
+		}
+	}
+}
+
+// TestDividedPropagation: replicas divided by static weights 1:2 → 2/4 of 6.
+func TestDividedPropagation(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	ns := "divided"
+	createNamespace(t, ctx, c, ns)
+	placement := toClusters(members...)
+	placement.ReplicaScheduling = &policyv1alpha1.ReplicaSchedulingStrategy{
+		ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+		WeightPreference: &policyv1alpha1.ClusterPreferences{StaticWeightList: []policyv1alpha1.StaticClusterWeight{
+			{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}, Weight: 1},
+			{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 2},
+		}},
+	}
+	for _, o := range []client.Object{nginx(ns, 6, "nginx:1.27"), policy(ns, "nginx", placement, selectDeployment("nginx"))} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]int32{"member1": 2, "member2": 4}
+	framework.Eventually(t, 90*time.Second, "replicas split 2/4", func() (bool, string) {
+		var got []string
+		ok := true
+		for m, n := range want {
+			d := memberDeployment(ctx, t, m, ns, "nginx")
+			if d == nil || d.Spec.Replicas == nil || *d.Spec.Replicas != n {
+				ok = false
+			}
+			if d != nil && d.Spec.Replicas != nil {
+				got = append(got, fmt.Sprintf("%s=%d", m, *d.Spec.Replicas))
+			}
+		}
+		return ok, strings.Join(got, " ")
+	})
+}
+
+// TestUpdateDriftAndDeletion: a template update reaches the members; a
+// member object deleted or edited by hand comes back; deleting the template
+// withdraws it, unless the policy preserves resources on deletion.
+func TestUpdateDriftAndDeletion(t *testing.T) {
+	ctx := framework.Context(t, 4*time.Minute)
+	c := world.Client(t)
+	ns := "lifecycle"
+	createNamespace(t, ctx, c, ns)
+	tpl := nginx(ns, 1, "nginx:1.27")
+	for _, o := range []client.Object{tpl, policy(ns, "nginx", toClusters(members...), selectDeployment("nginx"))} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	imageIn := func(m string) string {
+		if d := memberDeployment(ctx, t, m, ns, "nginx"); d != nil {
+			return d.Spec.Template.Spec.Containers[0].Image
+		}
+		return ""
+	}
+	framework.Eventually(t, 90*time.Second, "nginx:1.27 in both members", func() (bool, string) {
+		return imageIn("member1") == "nginx:1.27" && imageIn("member2") == "nginx:1.27", imageIn("member1") + " " + imageIn("member2")
+	})
+
+	patch := client.MergeFrom(tpl.DeepCopy())
+	tpl.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
+	if err := c.Patch(ctx, tpl, patch); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 60*time.Second, "nginx:1.28 in both members", func() (bool, string) {
+		return imageIn("member1") == "nginx:1.28" && imageIn("member2") == "nginx:1.28", imageIn("member1") + " " + imageIn("member2")
+	})
+
+	// Drift: delete in member1, edit in member2.
+	if err := member(t, "member1").AppsV1().Deployments(ns).Delete(ctx, "nginx", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := memberDeployment(ctx, t, "member2", ns, "nginx")
+	d.Spec.Template.Spec.Containers[0].Image = "nginx:evil"
+	if _, err := member(t, "member2").AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 30*time.Second, "drift undone in both members", func() (bool, string) {
+		return imageIn("member1") == "nginx:1.28" && imageIn("member2") == "nginx:1.28", imageIn("member1") + " " + imageIn("member2")
+	})
+
+	if err := c.Delete(ctx, tpl); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 60*time.Second, "Deployment withdrawn from both members", func() (bool, string) {
+		_, err1 := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{})
+		_, err2 := member(t, "member2").AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{})
+		return apierrors.IsNotFound(err1) && apierrors.IsNotFound(err2), fmt.Sprintf("%v / %v", err1, err2)
+	})
+}
+
+// TestPreserveResourcesOnDeletion keeps member objects when the template goes.
+func TestPreserveResourcesOnDeletion(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	ns := "preserve"
+	createNamespace(t, ctx, c, ns)
+	pp := policy(ns, "nginx", toClusters("member1"), selectDeployment("nginx"))
+	pp.Spec.PreserveResourcesOnDeletion = ptr.To(true)
+	tpl := nginx(ns, 1, "nginx:1.27")
+	for _, o := range []client.Object{tpl, pp} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	framework.Eventually(t, 90*time.Second, "Deployment in member1", func() (bool, string) {
+		return memberDeployment(ctx, t, "member1", ns, "nginx") != nil, ""
+	})
+	if err := c.Delete(ctx, tpl); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 60*time.Second, "binding gone", func() (bool, string) {
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", "nginx")}, &workv1alpha2.ResourceBinding{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	if memberDeployment(ctx, t, "member1", ns, "nginx") == nil {
+		t.Error("member Deployment deleted although the policy preserves resources on deletion")
+	}
+}
+
+// TestPolicyPriority: between competing policies the explicit priority
+// wins, then the implicit one (name match beats label match), as Karmada.
+func TestPolicyPriority(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	ns := "priority"
+	createNamespace(t, ctx, c, ns)
+	byLabel := policy(ns, "by-label", toClusters("member1"), policyv1alpha1.ResourceSelector{
+		APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}}})
+	byName := policy(ns, "by-name", toClusters("member2"), selectDeployment("nginx"))
+	for _, o := range []client.Object{byLabel, byName, nginx(ns, 1, "nginx:1.27")} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimedBy := func() string {
+		var d appsv1.Deployment
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nginx"}, &d); err != nil {
+			return err.Error()
+		}
+		return d.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation]
+	}
+	framework.Eventually(t, 60*time.Second, "name match wins over label match", func() (bool, string) {
+		return claimedBy() == "by-name" && memberDeployment(ctx, t, "member2", ns, "nginx") != nil, claimedBy()
+	})
+}
+
+// TestStoppedMemberIsTaintedAndRecovers: a stopped member turns not Ready
+// and gets the unreachable (or not-ready) taint; started again it is Ready
+// and untainted.
+func TestStoppedMemberIsTaintedAndRecovers(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "stop")
+	started := false
+	t.Cleanup(func() {
+		if !started {
+			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "start")
+		}
+	})
+	tainted := func(cl *clusterv1alpha1.Cluster) bool {
+		for _, taint := range cl.Spec.Taints {
+			if (taint.Key == clusterv1alpha1.TaintClusterUnreachable || taint.Key == clusterv1alpha1.TaintClusterNotReady) && taint.Effect == corev1.TaintEffectNoSchedule {
+				return true
+			}
+		}
+		return false
+	}
+	framework.Eventually(t, 60*time.Second, "member2 not Ready and tainted", func() (bool, string) {
+		var cl clusterv1alpha1.Cluster
+		if err := c.Get(ctx, client.ObjectKey{Name: "member2"}, &cl); err != nil {
+			return false, err.Error()
+		}
+		return !meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && tainted(&cl),
+			fmt.Sprintf("conditions=%v taints=%v", cl.Status.Conditions, cl.Spec.Taints)
+	})
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "start")
+	started = true
+	framework.Eventually(t, 60*time.Second, "member2 Ready again and untainted", func() (bool, string) {
+		var cl clusterv1alpha1.Cluster
+		if err := c.Get(ctx, client.ObjectKey{Name: "member2"}, &cl); err != nil {
+			return false, err.Error()
+		}
+		return meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && !tainted(&cl),
+			fmt.Sprintf("conditions=%v taints=%v", cl.Status.Conditions, cl.Spec.Taints)
+	})
+}
+
+// TestRestartWritesNothing restarts atoll (control plane, controllers and
+// members) with nothing changed: no member object, binding or template is
+// written again.
+func TestRestartWritesNothing(t *testing.T) {
+	ctx := framework.Context(t, 4*time.Minute)
+	c := world.Client(t)
+	ns := "restart"
+	createNamespace(t, ctx, c, ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns}, Data: map[string]string{"k": "v"}}
+	for _, o := range []client.Object{nginx(ns, 2, "nginx:1.27"), cm, policy(ns, "all", toClusters(members...),
+		selectDeployment("nginx"), policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap", Name: "settings"})} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Settled: pods ready everywhere and the template status aggregated.
+	framework.Eventually(t, 90*time.Second, "propagated and settled", func() (bool, string) {
+		var d appsv1.Deployment
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nginx"}, &d); err != nil {
+			return false, err.Error()
+		}
+		return d.Status.ReadyReplicas == 4 && d.Status.ObservedGeneration == d.Generation, fmt.Sprintf("ready=%d", d.Status.ReadyReplicas)
+	})
+	time.Sleep(3 * time.Second) // let the last coalesced status writes land
+
+	versions := func() map[string]string {
+		v := map[string]string{}
+		for _, m := range members {
+			cs := member(t, m)
+			if d, err := cs.AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{}); err == nil {
+				v[m+"/deployment"] = d.ResourceVersion
+			}
+			if cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "settings", metav1.GetOptions{}); err == nil {
+				v[m+"/configmap"] = cm.ResourceVersion
+			}
+		}
+		cp := world.Client(t)
+		for _, kind := range []string{"Deployment", "ConfigMap"} {
+			var rb workv1alpha2.ResourceBinding
+			name := "nginx"
+			if kind == "ConfigMap" {
+				name = "settings"
+			}
+			if err := cp.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName(kind, name)}, &rb); err == nil {
+				v["binding/"+kind] = rb.ResourceVersion
+			}
+		}
+		var d appsv1.Deployment
+		if err := cp.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nginx"}, &d); err == nil {
+			v["template/deployment"] = d.ResourceVersion
+		}
+		return v
+	}
+	before := versions()
+	if len(before) != 7 {
+		t.Fatalf("expected 7 objects before restart, got %v", before)
+	}
+	if err := world.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	world.Start(t)
+	// Controllers have resynced everything once the clusters are Ready again
+	// and a few status periods have passed.
+	framework.Eventually(t, time.Minute, "members Ready after restart", func() (bool, string) {
+		var list clusterv1alpha1.ClusterList
+		if err := world.Client(t).List(ctx, &list); err != nil {
+			return false, err.Error()
+		}
+		for _, cl := range list.Items {
+			if !meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+				return false, cl.Name + " not ready"
+			}
+		}
+		return true, ""
+	})
+	time.Sleep(5 * time.Second)
+	if diff := cmpVersions(before, versions()); diff != "" {
+		t.Errorf("objects written after a restart with nothing changed:\n%s", diff)
+	}
+}
+
+func cmpVersions(before, after map[string]string) string {
+	var out []string
+	for k, v := range before {
+		if after[k] != v {
+			out = append(out, fmt.Sprintf("%s: resourceVersion %s -> %s", k, v, after[k]))
+		}
+	}
+	return strings.Join(out, "\n")
+}
