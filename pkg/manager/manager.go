@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -29,6 +31,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controller/cluster"
 	"github.com/atoll-dev/atoll/pkg/controller/detector"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
+	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 // Options configure the controller-manager.
@@ -145,7 +148,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme,
+		Scheme: scheme,
+		// Only cluster credentials are read from Secrets: caching every
+		// Secret of the control plane would cost memory for nothing. Push
+		// clusters keep their credentials in karmada-cluster, as in Karmada.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{names.ClusterSecretNamespace: {}}},
+		}},
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
 		LeaderElection:                opts.LeaderElect,

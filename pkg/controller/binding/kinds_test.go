@@ -1,0 +1,87 @@
+package binding
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// The metadata the executor writes must map member events back to exactly
+// the binding that wrote it, for both kinds.
+func TestOwnerMetadataRoundTrip(t *testing.T) {
+	cases := map[string]struct {
+		kind      bindingKind
+		binding   *metav1.ObjectMeta
+		wantKey   types.NamespacedName
+		wantLabel string
+	}{
+		"ResourceBinding": {
+			kind:      namespacedKind{},
+			binding:   &metav1.ObjectMeta{Namespace: "demo", Name: "nginx-deployment", Labels: map[string]string{names.ResourceBindingPermanentIDLabel: "id-1"}},
+			wantKey:   types.NamespacedName{Namespace: "demo", Name: "nginx-deployment"},
+			wantLabel: names.ResourceBindingPermanentIDLabel,
+		},
+		"ClusterResourceBinding": {
+			kind:      clusterKind{},
+			binding:   &metav1.ObjectMeta{Name: "admin-clusterrole", Labels: map[string]string{names.ClusterResourceBindingPermanentIDLabel: "id-2"}},
+			wantKey:   types.NamespacedName{Name: "admin-clusterrole"},
+			wantLabel: names.ClusterResourceBindingPermanentIDLabel,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := tc.kind.newObject()
+			obj.SetNamespace(tc.binding.Namespace)
+			obj.SetName(tc.binding.Name)
+			obj.SetLabels(tc.binding.Labels)
+			labels, annotations := ownerMetadata(tc.kind, obj)
+			if labels[names.ManagedLabel] != "true" || labels[tc.wantLabel] == "" {
+				t.Errorf("labels %v lack the managed label or the permanent id", labels)
+			}
+			got, ok := tc.kind.owns(annotations)
+			if !ok {
+				t.Fatalf("owns(%v) = false", annotations)
+			}
+			if diff := cmp.Diff(tc.wantKey, got); diff != "" {
+				t.Errorf("owner (-want +got):\n%s", diff)
+			}
+			// The other kind must not claim it.
+			other := bindingKind(clusterKind{})
+			if _, isNS := tc.kind.(namespacedKind); !isNS {
+				other = namespacedKind{}
+			}
+			if _, ok := other.owns(annotations); ok {
+				t.Errorf("%s also claims %v", other.name(), annotations)
+			}
+		})
+	}
+}
+
+func TestTemplateCacheIsKeyedByRecordedVersion(t *testing.T) {
+	c := newTemplateCache()
+	key := types.NamespacedName{Namespace: "demo", Name: "nginx-deployment"}
+	tpl := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "x", "resourceVersion": "12"}}}
+	c.put(key, "10", tpl)
+	if _, ok := c.get(key, "10"); !ok {
+		t.Error("miss for the recorded version")
+	}
+	if _, ok := c.get(key, "11"); ok {
+		t.Error("hit for another recorded version")
+	}
+	got, _ := c.get(key, "10")
+	got.SetName("changed")
+	again, _ := c.get(key, "10")
+	if again.GetName() != "x" {
+		t.Error("cached template shared with a caller that modified it")
+	}
+	c.forget(key)
+	if _, ok := c.get(key, "10"); ok {
+		t.Error("hit after forget")
+	}
+}
