@@ -238,6 +238,12 @@ func skipReason(spec *workv1alpha2.ResourceBindingSpec) string {
 	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
 		return "scheduling suspended"
 	}
+	if spec.Placement == nil && len(spec.RequiredBy) > 0 {
+		// An attached binding (a dependency such as a ConfigMap) goes exactly
+		// where the bindings that require it go; the dependencies
+		// controller writes its clusters.
+		return "attached to " + spec.RequiredBy[0].Name
+	}
 	return ""
 }
 

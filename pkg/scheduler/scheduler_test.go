@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 )
@@ -23,6 +24,8 @@ func TestSkipReason(t *testing.T) {
 		"another scheduler":             {binding: utiltesting.MakeBinding("web", "ns").SchedulerName("other"), wantSkip: true},
 		"scheduling suspended":          {binding: utiltesting.MakeBinding("web", "ns").SuspendScheduling(true), wantSkip: true},
 		"scheduling explicitly resumed": {binding: utiltesting.MakeBinding("web", "ns").SuspendScheduling(false)},
+		"attached dependency":           {binding: utiltesting.MakeBinding("cm", "ns").RequiredBy("ns", "web-deployment"), wantSkip: true},
+		"required but with a placement": {binding: utiltesting.MakeBinding("cm", "ns").RequiredBy("ns", "web-deployment").Placement(&policyv1alpha1.Placement{})},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -90,6 +90,13 @@ func (w *BindingWrapper) SuspendScheduling(suspend bool) *BindingWrapper {
 	return w
 }
 
+// RequiredBy records a binding that requires this one (an attached
+// dependency binding).
+func (w *BindingWrapper) RequiredBy(namespace, name string) *BindingWrapper {
+	w.Spec.RequiredBy = append(w.Spec.RequiredBy, workv1alpha2.BindingSnapshot{Namespace: namespace, Name: name})
+	return w
+}
+
 // Generation sets metadata.generation.
 func (w *BindingWrapper) Generation(g int64) *BindingWrapper {
 	w.ObjectMeta.Generation = g
