@@ -24,16 +24,7 @@ func Run(ctx context.Context, cfg *cmds.ControllerManager) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := manager.New(ctx, restCfg, manager.Options{
-		Controllers:             cfg.Manager.Controllers,
-		ClusterStatusPeriod:     cfg.Manager.ClusterStatusPeriod,
-		ClusterSuccessThreshold: cfg.Manager.ClusterSuccessThreshold,
-		ClusterFailureThreshold: cfg.Manager.ClusterFailureThreshold,
-		MetricsBindAddress:      cfg.Manager.MetricsBindAddress,
-		HealthProbeBindAddress:  cfg.Manager.HealthProbeBindAddress,
-		LeaderElect:             cfg.Manager.LeaderElect,
-		LeaderElectionNamespace: cfg.Manager.LeaderElectionNamespace,
-	})
+	mgr, err := manager.New(ctx, restCfg, ManagerOptions(cfg.Manager))
 	if err != nil {
 		return err
 	}
@@ -49,4 +40,19 @@ func restConfig(path string) (*rest.Config, error) {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", path, err)
 	}
 	return c, nil
+}
+
+// ManagerOptions turns the controller-manager flags (shared by `up` and
+// `controller-manager`) into manager options.
+func ManagerOptions(m cmds.Manager) manager.Options {
+	return manager.Options{
+		Controllers:             m.Controllers,
+		ClusterStatusPeriod:     m.ClusterStatusPeriod,
+		ClusterSuccessThreshold: m.ClusterSuccessThreshold,
+		ClusterFailureThreshold: m.ClusterFailureThreshold,
+		MetricsBindAddress:      m.MetricsBindAddress,
+		HealthProbeBindAddress:  m.HealthProbeBindAddress,
+		LeaderElect:             m.LeaderElect,
+		LeaderElectionNamespace: m.LeaderElectionNamespace,
+	}
 }

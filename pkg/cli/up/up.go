@@ -15,6 +15,7 @@ import (
 
 	"github.com/atoll-dev/atoll/config/crd"
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
+	"github.com/atoll-dev/atoll/pkg/cli/controllermanager"
 	"github.com/atoll-dev/atoll/pkg/cli/join"
 	"github.com/atoll-dev/atoll/pkg/cli/logging"
 	"github.com/atoll-dev/atoll/pkg/controlplane"
@@ -74,16 +75,7 @@ func Run(ctx context.Context, cfg *cmds.Up) error {
 
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
-	mgr, err := manager.New(mgrCtx, cp.Config, manager.Options{
-		Controllers:             cfg.Manager.Controllers,
-		ClusterStatusPeriod:     cfg.Manager.ClusterStatusPeriod,
-		ClusterSuccessThreshold: cfg.Manager.ClusterSuccessThreshold,
-		ClusterFailureThreshold: cfg.Manager.ClusterFailureThreshold,
-		MetricsBindAddress:      cfg.Manager.MetricsBindAddress,
-		HealthProbeBindAddress:  cfg.Manager.HealthProbeBindAddress,
-		LeaderElect:             cfg.Manager.LeaderElect,
-		LeaderElectionNamespace: cfg.Manager.LeaderElectionNamespace,
-	})
+	mgr, err := manager.New(mgrCtx, cp.Config, controllermanager.ManagerOptions(cfg.Manager))
 	if err != nil {
 		return err
 	}
