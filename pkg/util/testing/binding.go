@@ -2,6 +2,7 @@ package testing
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -211,4 +212,44 @@ func (w *PlacementWrapper) DynamicWeight() *PlacementWrapper {
 func (w *PlacementWrapper) SpreadConstraint(c policyv1alpha1.SpreadConstraint) *PlacementWrapper {
 	w.SpreadConstraints = append(w.SpreadConstraints, c)
 	return w
+}
+
+// ResourceRequest sets spec.replicaRequirements.resourceRequest from
+// quantities such as {"cpu": "500m"}.
+func (w *BindingWrapper) ResourceRequest(req map[corev1.ResourceName]string) *BindingWrapper {
+	l := corev1.ResourceList{}
+	for k, v := range req {
+		l[k] = resource.MustParse(v)
+	}
+	w.Spec.ReplicaRequirements = &workv1alpha2.ReplicaRequirements{ResourceRequest: l}
+	return w
+}
+
+// RescheduleTriggeredAt sets spec.rescheduleTriggeredAt.
+func (w *BindingWrapper) RescheduleTriggeredAt(t metav1.Time) *BindingWrapper {
+	w.Spec.RescheduleTriggeredAt = &t
+	return w
+}
+
+// LastScheduledTime sets status.lastScheduledTime.
+func (w *BindingWrapper) LastScheduledTime(t metav1.Time) *BindingWrapper {
+	w.Status.LastScheduledTime = &t
+	return w
+}
+
+// ObservedAffinityName sets status.schedulerObservingAffinityName.
+func (w *BindingWrapper) ObservedAffinityName(name string) *BindingWrapper {
+	w.Status.SchedulerObservedAffinityName = name
+	return w
+}
+
+// SpreadBy appends a spread constraint by field (cluster, region, zone,
+// provider) with minGroups and maxGroups.
+func (w *PlacementWrapper) SpreadBy(field policyv1alpha1.SpreadFieldValue, minGroups, maxGroups int32) *PlacementWrapper {
+	return w.SpreadConstraint(policyv1alpha1.SpreadConstraint{SpreadByField: field, MinGroups: minGroups, MaxGroups: maxGroups})
+}
+
+// SpreadByLabel appends a spread constraint by a cluster label.
+func (w *PlacementWrapper) SpreadByLabel(key string, minGroups, maxGroups int32) *PlacementWrapper {
+	return w.SpreadConstraint(policyv1alpha1.SpreadConstraint{SpreadByLabel: key, MinGroups: minGroups, MaxGroups: maxGroups})
 }

@@ -2,6 +2,7 @@ package testing
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
@@ -99,4 +100,22 @@ func plural(kind string) string {
 		}
 	}
 	return string(b) + "s"
+}
+
+// ResourceSummary sets status.resourceSummary from "cpu", "memory", "pods"
+// quantities: allocatable and allocated (allocating stays empty). Either
+// list may be nil.
+func (w *ClusterWrapper) ResourceSummary(allocatable, allocated map[corev1.ResourceName]string) *ClusterWrapper {
+	list := func(m map[corev1.ResourceName]string) corev1.ResourceList {
+		if m == nil {
+			return nil
+		}
+		l := corev1.ResourceList{}
+		for k, v := range m {
+			l[k] = resource.MustParse(v)
+		}
+		return l
+	}
+	w.Status.ResourceSummary = &clusterv1alpha1.ResourceSummary{Allocatable: list(allocatable), Allocated: list(allocated)}
+	return w
 }
