@@ -29,6 +29,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/controller/binding"
 	"github.com/atoll-dev/atoll/pkg/controller/cluster"
+	"github.com/atoll-dev/atoll/pkg/controller/dependencies"
 	"github.com/atoll-dev/atoll/pkg/controller/detector"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/util/names"
@@ -82,6 +83,9 @@ func registry(opts Options, cc *clustercache.Cache) []Controller {
 		}},
 		{Name: "binding", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return binding.Setup(ctx, mgr, cc, binding.Options{})
+		}},
+		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return dependencies.Setup(ctx, mgr, dependencies.Options{})
 		}},
 	}
 }

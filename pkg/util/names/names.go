@@ -38,6 +38,18 @@ const (
 	// the object in the member.
 	PreserveOnDeleteAnnotation = "atoll.dev/preserve-on-delete"
 
+	// AttachedLabel ("true") marks an attached ResourceBinding: the
+	// binding of a dependency (ConfigMap, Secret, ServiceAccount, PVC)
+	// that follows the workloads requiring it (spec.requiredBy) rather
+	// than a policy. The dependencies controller owns these bindings.
+	AttachedLabel = "atoll.dev/attached"
+
+	// RetainReplicasByHPAAnnotation ("true") on a template records that the
+	// hpa-marker controller, not the user, set Karmada's retain-replicas
+	// label because a HorizontalPodAutoscaler targets the template; the
+	// marker removes only labels it set.
+	RetainReplicasByHPAAnnotation = "atoll.dev/retain-replicas-by-hpa"
+
 	// FieldManager is the server-side apply field manager of everything
 	// atoll writes.
 	FieldManager = "atoll"

@@ -1,0 +1,457 @@
+package dependencies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// IndexRequiredBy indexes attached ResourceBindings by the names of the
+// bindings in their spec.requiredBy (same namespace).
+const IndexRequiredBy = "dependencies.atoll.dev/requiredBy"
+
+// conflictRetryDelay is how soon a reconcile that lost an optimistic-lock
+// race runs again.
+const conflictRetryDelay = 200 * time.Millisecond
+
+// Options configure the controller.
+type Options struct {
+	// Workers is the number of concurrent reconciles (default 2, Karmada's
+	// --concurrent-dependent-resource-syncs).
+	Workers int
+}
+
+// dependencyKinds are the watched dependency kinds (all core/v1).
+var dependencyKinds = []string{KindConfigMap, KindSecret, KindServiceAccount, KindPersistentVolumeClaim}
+
+type depKey struct {
+	Namespace, Kind, Name string
+}
+
+type parsed struct {
+	uid  types.UID
+	rv   string
+	deps []Dependency
+}
+
+type reconciler struct {
+	client  client.Client // bindings, from the manager's cache
+	objects client.Reader // dependency metadata, from the controller's cache
+	dynamic dynamic.Interface
+	mapper  meta.RESTMapper
+	newID   func() string
+
+	mu     sync.Mutex
+	parsed map[types.NamespacedName]parsed
+	wanted map[depKey]map[types.NamespacedName]bool
+}
+
+// Setup adds the controller to mgr.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
+	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("dependencies: dynamic client: %w", err)
+	}
+	objects, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+	})
+	if err != nil {
+		return fmt.Errorf("dependencies: cache: %w", err)
+	}
+	if err := mgr.Add(objects); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &workv1alpha2.ResourceBinding{}, IndexRequiredBy, indexRequiredBy); err != nil {
+		return fmt.Errorf("dependencies: index: %w", err)
+	}
+	r := &reconciler{
+		client: mgr.GetClient(), objects: objects, dynamic: dyn, mapper: mgr.GetRESTMapper(), newID: uuid.NewString,
+		parsed: map[types.NamespacedName]parsed{}, wanted: map[depKey]map[types.NamespacedName]bool{},
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("dependencies").
+		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(r.mapBinding),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers})
+	for _, kind := range dependencyKinds {
+		obj := metadataOf(kind)
+		b = b.WatchesRawSource(source.Kind(objects, obj, handler.TypedEnqueueRequestsFromMapFunc(r.mapDependency(kind))))
+	}
+	return b.Complete(r)
+}
+
+func metadataOf(kind string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind})
+	return m
+}
+
+func isAttached(b client.Object) bool { return b.GetLabels()[names.AttachedLabel] == "true" }
+
+func indexRequiredBy(o client.Object) []string {
+	b, ok := o.(*workv1alpha2.ResourceBinding)
+	if !ok || !isAttached(b) {
+		return nil
+	}
+	out := make([]string, 0, len(b.Spec.RequiredBy))
+	for _, s := range b.Spec.RequiredBy {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// mapBinding: a binding reconciles itself; an attached binding its
+// requirers (so one changed or deleted by someone else is restored).
+func (r *reconciler) mapBinding(_ context.Context, o client.Object) []reconcile.Request {
+	b, ok := o.(*workv1alpha2.ResourceBinding)
+	if !ok {
+		return nil
+	}
+	if !isAttached(b) {
+		return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(b)}}
+	}
+	out := make([]reconcile.Request, 0, len(b.Spec.RequiredBy))
+	for _, s := range b.Spec.RequiredBy {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: s.Name}})
+	}
+	return out
+}
+
+// mapDependency maps a dependency object to the bindings that require it.
+func (r *reconciler) mapDependency(kind string) func(context.Context, *metav1.PartialObjectMetadata) []reconcile.Request {
+	return func(ctx context.Context, m *metav1.PartialObjectMetadata) []reconcile.Request {
+		set := map[types.NamespacedName]bool{}
+		r.mu.Lock()
+		for k := range r.wanted[depKey{Namespace: m.Namespace, Kind: kind, Name: m.Name}] {
+			set[k] = true
+		}
+		r.mu.Unlock()
+		var b workv1alpha2.ResourceBinding
+		key := types.NamespacedName{Namespace: m.Namespace, Name: names.BindingName(kind, m.Name)}
+		if err := r.client.Get(ctx, key, &b, client.UnsafeDisableDeepCopy); err == nil && isAttached(&b) {
+			for _, s := range b.Spec.RequiredBy {
+				set[types.NamespacedName{Namespace: m.Namespace, Name: s.Name}] = true
+			}
+		}
+		out := make([]reconcile.Request, 0, len(set))
+		for k := range set {
+			out = append(out, reconcile.Request{NamespacedName: k})
+		}
+		return out
+	}
+}
+
+// Reconcile makes every attached binding list the requiring binding req
+// exactly when the workload refers to its dependency.
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var b workv1alpha2.ResourceBinding
+	var deps []Dependency
+	err := r.client.Get(ctx, req.NamespacedName, &b)
+	switch {
+	case apierrors.IsNotFound(err):
+		b = workv1alpha2.ResourceBinding{}
+	case err != nil:
+		return reconcile.Result{}, err
+	default:
+		if deps, err = r.dependenciesOf(ctx, &b); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	r.remember(req.NamespacedName, deps)
+
+	var errs []error
+	keep := map[string]bool{}
+	for _, d := range deps {
+		wanted, err := r.attach(ctx, &b, d)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if wanted || err != nil {
+			keep[names.BindingName(d.Kind, d.Name)] = true
+		}
+	}
+	var attached workv1alpha2.ResourceBindingList
+	if err := r.client.List(ctx, &attached, client.InNamespace(req.Namespace), client.MatchingFields{IndexRequiredBy: req.Name}); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing bindings required by %s: %w", req, err)
+	}
+	for i := range attached.Items {
+		if a := &attached.Items[i]; !keep[a.Name] {
+			if err := r.detach(ctx, a, req.Name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+			klog.FromContext(ctx).V(2).Info("Attached binding changed meanwhile, retrying", "binding", req, "err", err)
+			return reconcile.Result{RequeueAfter: conflictRetryDelay}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nil
+}
+
+// dependenciesOf lists the dependencies of b's workload, nil when b does not
+// propagate dependencies.
+func (r *reconciler) dependenciesOf(ctx context.Context, b *workv1alpha2.ResourceBinding) ([]Dependency, error) {
+	res := b.Spec.Resource
+	if b.DeletionTimestamp != nil || !b.Spec.PropagateDeps || isAttached(b) {
+		return nil, nil
+	}
+	gv, err := schema.ParseGroupVersion(res.APIVersion)
+	if err != nil {
+		return nil, nil // not a resource anyone can propagate
+	}
+	gk := gv.WithKind(res.Kind).GroupKind()
+	if !IsWorkload(gk) {
+		return nil, nil
+	}
+	key := client.ObjectKeyFromObject(b)
+	r.mu.Lock()
+	p, ok := r.parsed[key]
+	r.mu.Unlock()
+	if ok && p.uid == res.UID && p.rv == res.ResourceVersion && p.rv != "" {
+		return p.deps, nil
+	}
+	mapping, err := r.mapper.RESTMapping(gk, gv.Version)
+	if err != nil {
+		return nil, fmt.Errorf("binding %s: mapping %s: %w", key, gk, err)
+	}
+	t, err := r.dynamic.Resource(mapping.Resource).Namespace(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil // the detector deletes the binding
+	}
+	if err != nil {
+		return nil, fmt.Errorf("binding %s: reading %s %s/%s: %w", key, res.Kind, res.Namespace, res.Name, err)
+	}
+	deps, err := Of(t)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.parsed[key] = parsed{uid: res.UID, rv: res.ResourceVersion, deps: deps}
+	r.mu.Unlock()
+	return deps, nil
+}
+
+// remember records what binding key requires, for mapDependency.
+func (r *reconciler) remember(key types.NamespacedName, deps []Dependency) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, set := range r.wanted {
+		if k.Namespace == key.Namespace && set[key] {
+			delete(set, key)
+			if len(set) == 0 {
+				delete(r.wanted, k)
+			}
+		}
+	}
+	for _, d := range deps {
+		k := depKey{Namespace: key.Namespace, Kind: d.Kind, Name: d.Name}
+		if r.wanted[k] == nil {
+			r.wanted[k] = map[types.NamespacedName]bool{}
+		}
+		r.wanted[k][key] = true
+	}
+	if len(deps) == 0 {
+		delete(r.parsed, key)
+	}
+}
+
+// attach makes the attached binding of dependency d list b. It reports
+// whether b keeps requiring that binding (false when the dependency does
+// not exist in the control plane).
+func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding, d Dependency) (bool, error) {
+	obj := metadataOf(d.Kind)
+	if err := r.objects.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: d.Name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return true, fmt.Errorf("reading %s %s/%s: %w", d.Kind, b.Namespace, d.Name, err)
+	}
+	ref := workv1alpha2.ObjectReference{APIVersion: "v1", Kind: d.Kind, Namespace: b.Namespace, Name: d.Name,
+		UID: obj.UID, ResourceVersion: obj.ResourceVersion}
+	key := types.NamespacedName{Namespace: b.Namespace, Name: names.BindingName(d.Kind, d.Name)}
+	snap := snapshotOf(b)
+
+	var existing workv1alpha2.ResourceBinding
+	err := r.client.Get(ctx, key, &existing)
+	if apierrors.IsNotFound(err) {
+		a := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{
+			Namespace: key.Namespace, Name: key.Name,
+			Labels: map[string]string{names.AttachedLabel: "true", names.ResourceBindingPermanentIDLabel: r.newID()},
+		}}
+		a.Spec.Resource = ref
+		a.Spec.RequiredBy = []workv1alpha2.BindingSnapshot{snap}
+		if err := r.complete(ctx, &a.Spec, b); err != nil {
+			return true, err
+		}
+		if err := r.client.Create(ctx, a, client.FieldOwner(names.FieldManager)); err != nil {
+			return true, fmt.Errorf("creating attached binding %s: %w", key, err)
+		}
+		klog.FromContext(ctx).V(1).Info("Attached binding created", "binding", key, "requiredBy", klog.KObj(b))
+		return true, nil
+	}
+	if err != nil {
+		return true, fmt.Errorf("reading binding %s: %w", key, err)
+	}
+	if !isAttached(&existing) || existing.DeletionTimestamp != nil {
+		// Claimed by its own policy (or someone else's), or on its way
+		// out: its deletion event brings b back here.
+		return true, nil
+	}
+	updated := existing.DeepCopy()
+	updated.Spec.Resource = ref
+	updated.Spec.RequiredBy = upsert(updated.Spec.RequiredBy, snap)
+	if err := r.complete(ctx, &updated.Spec, b); err != nil {
+		return true, err
+	}
+	return true, r.patch(ctx, &existing, updated)
+}
+
+// detach removes requirer from attached binding a, deleting a when no
+// requirer is left.
+func (r *reconciler) detach(ctx context.Context, a *workv1alpha2.ResourceBinding, requirer string) error {
+	if a.DeletionTimestamp != nil {
+		return nil
+	}
+	updated := a.DeepCopy()
+	updated.Spec.RequiredBy = nil
+	for _, s := range a.Spec.RequiredBy {
+		if s.Name != requirer {
+			updated.Spec.RequiredBy = append(updated.Spec.RequiredBy, s)
+		}
+	}
+	if len(updated.Spec.RequiredBy) == 0 {
+		uid, rv := a.UID, a.ResourceVersion
+		err := r.client.Delete(ctx, a, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting attached binding %s: %w", klog.KObj(a), err)
+		}
+		klog.FromContext(ctx).V(1).Info("Attached binding deleted", "binding", klog.KObj(a))
+		return nil
+	}
+	if err := r.complete(ctx, &updated.Spec, nil); err != nil {
+		return err
+	}
+	return r.patch(ctx, a, updated)
+}
+
+func (r *reconciler) patch(ctx context.Context, existing, updated *workv1alpha2.ResourceBinding) error {
+	if equality.Semantic.DeepEqual(existing.Spec, updated.Spec) {
+		return nil
+	}
+	p := client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})
+	if err := r.client.Patch(ctx, updated, p, client.FieldOwner(names.FieldManager)); err != nil {
+		return fmt.Errorf("updating attached binding %s: %w", klog.KObj(existing), err)
+	}
+	klog.FromContext(ctx).V(1).Info("Attached binding updated", "binding", klog.KObj(existing), "clusters", len(updated.Spec.Clusters))
+	return nil
+}
+
+// complete derives the rest of an attached binding's spec from requiredBy:
+// clusters is the union of the requirers' clusters (zero replicas);
+// conflictResolution and preserveResourcesOnDeletion are the first
+// requirer's (self, when given, is read instead of the cache).
+func (r *reconciler) complete(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, self *workv1alpha2.ResourceBinding) error {
+	spec.Clusters = clustersOf(spec.RequiredBy)
+	if len(spec.RequiredBy) == 0 {
+		return nil
+	}
+	first := spec.RequiredBy[0]
+	var fb *workv1alpha2.ResourceBinding
+	if self != nil && self.Name == first.Name {
+		fb = self
+	} else {
+		var b workv1alpha2.ResourceBinding
+		err := r.client.Get(ctx, types.NamespacedName{Namespace: spec.Resource.Namespace, Name: first.Name}, &b)
+		if apierrors.IsNotFound(err) {
+			return nil // its own reconcile removes it
+		}
+		if err != nil {
+			return err
+		}
+		fb = &b
+	}
+	spec.ConflictResolution = fb.Spec.ConflictResolution
+	spec.PreserveResourcesOnDeletion = fb.Spec.PreserveResourcesOnDeletion
+	return nil
+}
+
+// snapshotOf is b as a requirer: its name and the names of its clusters
+// (replicas are left out so rescaling a workload does not rewrite its
+// dependencies' bindings).
+func snapshotOf(b *workv1alpha2.ResourceBinding) workv1alpha2.BindingSnapshot {
+	s := workv1alpha2.BindingSnapshot{Namespace: b.Namespace, Name: b.Name}
+	for _, c := range b.Spec.Clusters {
+		s.Clusters = append(s.Clusters, workv1alpha2.TargetCluster{Name: c.Name})
+	}
+	sort.Slice(s.Clusters, func(i, j int) bool { return s.Clusters[i].Name < s.Clusters[j].Name })
+	return s
+}
+
+// upsert puts s into list, sorted by namespace and name.
+func upsert(list []workv1alpha2.BindingSnapshot, s workv1alpha2.BindingSnapshot) []workv1alpha2.BindingSnapshot {
+	out := make([]workv1alpha2.BindingSnapshot, 0, len(list)+1)
+	for _, x := range list {
+		if x.Namespace != s.Namespace || x.Name != s.Name {
+			out = append(out, x)
+		}
+	}
+	out = append(out, s)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// clustersOf is the union of the requirers' clusters, sorted by name.
+func clustersOf(list []workv1alpha2.BindingSnapshot) []workv1alpha2.TargetCluster {
+	set := map[string]bool{}
+	for _, s := range list {
+		for _, c := range s.Clusters {
+			set[c.Name] = true
+		}
+	}
+	out := make([]workv1alpha2.TargetCluster, 0, len(set))
+	for n := range set {
+		out = append(out, workv1alpha2.TargetCluster{Name: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

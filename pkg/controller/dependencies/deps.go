@@ -1,0 +1,146 @@
+package dependencies
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Dependency is one namespaced core/v1 object a workload's pod template
+// refers to.
+type Dependency struct {
+	Kind string // ConfigMap, Secret, ServiceAccount or PersistentVolumeClaim
+	Name string
+}
+
+// Dependency kinds, all core/v1 and namespaced.
+const (
+	KindConfigMap             = "ConfigMap"
+	KindSecret                = "Secret"
+	KindServiceAccount        = "ServiceAccount"
+	KindPersistentVolumeClaim = "PersistentVolumeClaim"
+)
+
+// podSpecPaths says where each workload kind keeps its pod spec (Karmada's
+// native dependency interpreter covers the same kinds).
+var podSpecPaths = map[schema.GroupKind][]string{
+	{Group: "apps", Kind: "Deployment"}:  {"spec", "template", "spec"},
+	{Group: "apps", Kind: "StatefulSet"}: {"spec", "template", "spec"},
+	{Group: "apps", Kind: "ReplicaSet"}:  {"spec", "template", "spec"},
+	{Group: "apps", Kind: "DaemonSet"}:   {"spec", "template", "spec"},
+	{Group: "batch", Kind: "Job"}:        {"spec", "template", "spec"},
+	{Group: "batch", Kind: "CronJob"}:    {"spec", "jobTemplate", "spec", "template", "spec"},
+	{Group: "", Kind: "Pod"}:             {"spec"},
+}
+
+// IsWorkload reports whether templates of kind gk have dependencies.
+func IsWorkload(gk schema.GroupKind) bool {
+	_, ok := podSpecPaths[gk]
+	return ok
+}
+
+// Of returns the dependencies of a workload template, sorted by kind and
+// name, without duplicates: the ConfigMaps, Secrets, PersistentVolumeClaims
+// and ServiceAccount its pod template refers to through volumes (including
+// projected sources), env and envFrom of every container, init container and
+// ephemeral container, imagePullSecrets and serviceAccountName. The
+// ServiceAccount "default" is not a dependency: every namespace of every
+// member has its own (Karmada skips it too).
+func Of(template *unstructured.Unstructured) ([]Dependency, error) {
+	gk := template.GroupVersionKind().GroupKind()
+	path, ok := podSpecPaths[gk]
+	if !ok {
+		return nil, nil
+	}
+	raw, found, err := unstructured.NestedMap(template.Object, path...)
+	if err != nil {
+		return nil, fmt.Errorf("reading pod spec of %s %s/%s: %w", gk.Kind, template.GetNamespace(), template.GetName(), err)
+	}
+	if !found {
+		return nil, nil
+	}
+	var spec corev1.PodSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {
+		return nil, fmt.Errorf("decoding pod spec of %s %s/%s: %w", gk.Kind, template.GetNamespace(), template.GetName(), err)
+	}
+	return fromPodSpec(&spec), nil
+}
+
+func fromPodSpec(spec *corev1.PodSpec) []Dependency {
+	set := map[Dependency]bool{}
+	add := func(kind, name string) {
+		if name != "" {
+			set[Dependency{Kind: kind, Name: name}] = true
+		}
+	}
+	for _, v := range spec.Volumes {
+		switch {
+		case v.ConfigMap != nil:
+			add(KindConfigMap, v.ConfigMap.Name)
+		case v.Secret != nil:
+			add(KindSecret, v.Secret.SecretName)
+		case v.PersistentVolumeClaim != nil:
+			add(KindPersistentVolumeClaim, v.PersistentVolumeClaim.ClaimName)
+		case v.Projected != nil:
+			for _, s := range v.Projected.Sources {
+				if s.ConfigMap != nil {
+					add(KindConfigMap, s.ConfigMap.Name)
+				}
+				if s.Secret != nil {
+					add(KindSecret, s.Secret.Name)
+				}
+			}
+		}
+	}
+	containers := func(env []corev1.EnvVar, envFrom []corev1.EnvFromSource) {
+		for _, e := range env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
+				add(KindConfigMap, r.Name)
+			}
+			if r := e.ValueFrom.SecretKeyRef; r != nil {
+				add(KindSecret, r.Name)
+			}
+		}
+		for _, e := range envFrom {
+			if e.ConfigMapRef != nil {
+				add(KindConfigMap, e.ConfigMapRef.Name)
+			}
+			if e.SecretRef != nil {
+				add(KindSecret, e.SecretRef.Name)
+			}
+		}
+	}
+	for _, c := range spec.InitContainers {
+		containers(c.Env, c.EnvFrom)
+	}
+	for _, c := range spec.Containers {
+		containers(c.Env, c.EnvFrom)
+	}
+	for _, c := range spec.EphemeralContainers {
+		containers(c.Env, c.EnvFrom)
+	}
+	for _, s := range spec.ImagePullSecrets {
+		add(KindSecret, s.Name)
+	}
+	if sa := spec.ServiceAccountName; sa != "default" {
+		add(KindServiceAccount, sa)
+	}
+	out := make([]Dependency, 0, len(set))
+	for d := range set {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}

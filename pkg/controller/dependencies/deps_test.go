@@ -1,0 +1,159 @@
+package dependencies
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+)
+
+func toUnstructured(t *testing.T, obj runtime.Object, apiVersion, kind string) *unstructured.Unstructured {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	return u
+}
+
+func fullPodSpec() corev1.PodSpec {
+	return corev1.PodSpec{
+		ServiceAccountName: "robot",
+		ImagePullSecrets:   []corev1.LocalObjectReference{{Name: "pull"}},
+		Volumes: []corev1.Volume{
+			{Name: "a", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm-vol"}}}},
+			{Name: "b", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s-vol"}}},
+			{Name: "c", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+			{Name: "d", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "cm-proj"}}},
+				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "s-proj"}}},
+			}}}},
+			{Name: "e", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		},
+		InitContainers: []corev1.Container{{Name: "init", EnvFrom: []corev1.EnvFromSource{
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm-init"}}},
+		}}},
+		Containers: []corev1.Container{{Name: "app",
+			Env: []corev1.EnvVar{
+				{Name: "A", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cm-env"}, Key: "k"}}},
+				{Name: "B", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s-env"}, Key: "k"}}},
+				{Name: "C", Value: "plain"},
+				{Name: "D", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cm-vol"}, Key: "k"}}},
+			},
+			EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "s-envfrom"}}}},
+		}},
+	}
+}
+
+func TestOf(t *testing.T) {
+	all := []Dependency{
+		{KindConfigMap, "cm-env"}, {KindConfigMap, "cm-init"}, {KindConfigMap, "cm-proj"}, {KindConfigMap, "cm-vol"},
+		{KindPersistentVolumeClaim, "data"},
+		{KindSecret, "pull"}, {KindSecret, "s-env"}, {KindSecret, "s-envfrom"}, {KindSecret, "s-proj"}, {KindSecret, "s-vol"},
+		{KindServiceAccount, "robot"},
+	}
+	defaultSA := fullPodSpec()
+	defaultSA.ServiceAccountName = "default"
+	cases := map[string]struct {
+		obj  *unstructured.Unstructured
+		want []Dependency
+	}{
+		"deployment": {
+			obj:  toUnstructured(t, &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: fullPodSpec()}}}, "apps/v1", "Deployment"),
+			want: all,
+		},
+		"cronjob": {
+			obj: toUnstructured(t, &batchv1.CronJob{Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+				Template: corev1.PodTemplateSpec{Spec: fullPodSpec()}}}}}, "batch/v1", "CronJob"),
+			want: all,
+		},
+		"pod": {
+			obj:  toUnstructured(t, &corev1.Pod{Spec: fullPodSpec()}, "v1", "Pod"),
+			want: all,
+		},
+		"default service account is not a dependency": {
+			obj:  toUnstructured(t, &corev1.Pod{Spec: defaultSA}, "v1", "Pod"),
+			want: all[:len(all)-1],
+		},
+		"no references": {
+			obj:  toUnstructured(t, &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x"}}}}}}, "apps/v1", "StatefulSet"),
+			want: []Dependency{},
+		},
+		"not a workload": {
+			obj: toUnstructured(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, "v1", "ConfigMap"),
+		},
+		"deployment of another group": {
+			obj: toUnstructured(t, &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: fullPodSpec()}}}, "example.com/v1", "Deployment"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := Of(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Of() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestUpsertAndClusters(t *testing.T) {
+	snap := func(name string, clusters ...string) workv1alpha2.BindingSnapshot {
+		s := workv1alpha2.BindingSnapshot{Namespace: "ns", Name: name}
+		for _, c := range clusters {
+			s.Clusters = append(s.Clusters, workv1alpha2.TargetCluster{Name: c})
+		}
+		return s
+	}
+	cases := map[string]struct {
+		list         []workv1alpha2.BindingSnapshot
+		add          workv1alpha2.BindingSnapshot
+		wantList     []workv1alpha2.BindingSnapshot
+		wantClusters []workv1alpha2.TargetCluster
+	}{
+		"first requirer": {
+			add:          snap("a", "m1"),
+			wantList:     []workv1alpha2.BindingSnapshot{snap("a", "m1")},
+			wantClusters: []workv1alpha2.TargetCluster{{Name: "m1"}},
+		},
+		"second requirer is sorted in and clusters are the union": {
+			list:         []workv1alpha2.BindingSnapshot{snap("b", "m2")},
+			add:          snap("a", "m1", "m2"),
+			wantList:     []workv1alpha2.BindingSnapshot{snap("a", "m1", "m2"), snap("b", "m2")},
+			wantClusters: []workv1alpha2.TargetCluster{{Name: "m1"}, {Name: "m2"}},
+		},
+		"requirer moves": {
+			list:         []workv1alpha2.BindingSnapshot{snap("a", "m1"), snap("b", "m1")},
+			add:          snap("a", "m2"),
+			wantList:     []workv1alpha2.BindingSnapshot{snap("a", "m2"), snap("b", "m1")},
+			wantClusters: []workv1alpha2.TargetCluster{{Name: "m1"}, {Name: "m2"}},
+		},
+		"unscheduled requirer": {
+			add:      snap("a"),
+			wantList: []workv1alpha2.BindingSnapshot{snap("a")},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := upsert(tc.list, tc.add)
+			if diff := cmp.Diff(tc.wantList, got); diff != "" {
+				t.Errorf("upsert (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantClusters, clustersOf(got)); diff != "" {
+				t.Errorf("clustersOf (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
