@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 )
@@ -62,8 +63,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			templates: newTemplateCache(),
 			members:   newMemberState(),
 		}
+		// Override policy changes re-render the bindings they may affect.
 		err := builder.ControllerManagedBy(mgr).
-			Named("binding-" + kind.name()).
+			Named("binding-"+kind.name()).
 			For(kind.newObject()).
 			WithOptions(controller.Options{
 				MaxConcurrentReconciles: opts.Workers,
@@ -72,6 +74,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			WatchesRawSource(source.Channel(events, handler.TypedEnqueueRequestsFromMapFunc(
 				func(_ context.Context, req reconcile.Request) []reconcile.Request { return []reconcile.Request{req} },
 			))).
+			Watches(&policyv1alpha1.OverridePolicy{}, r.overrideHandler()).
+			Watches(&policyv1alpha1.ClusterOverridePolicy{}, r.overrideHandler()).
 			Complete(r)
 		if err != nil {
 			return fmt.Errorf("setting up the %s executor: %w", kind.name(), err)
@@ -86,6 +90,8 @@ type bindingKind interface {
 	name() string
 	newObject() client.Object
 	parts(client.Object) (*workv1alpha2.ResourceBindingSpec, *workv1alpha2.ResourceBindingStatus)
+	// list returns the bindings of this kind (in namespace ns when set).
+	list(ctx context.Context, c client.Client, ns string) ([]bindingRef, error)
 	// owns reports whether a member object's annotations point at a binding
 	// of this kind, and which.
 	owns(annotations map[string]string) (types.NamespacedName, bool)

@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"context"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +28,18 @@ func (namespacedKind) owns(a map[string]string) (types.NamespacedName, bool) {
 	return types.NamespacedName{Namespace: ns, Name: name}, name != ""
 }
 
+func (namespacedKind) list(ctx context.Context, c client.Client, ns string) ([]bindingRef, error) {
+	var l workv1alpha2.ResourceBindingList
+	if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	out := make([]bindingRef, 0, len(l.Items))
+	for i := range l.Items {
+		out = append(out, bindingRef{key: client.ObjectKeyFromObject(&l.Items[i]), resource: l.Items[i].Spec.Resource})
+	}
+	return out, nil
+}
+
 type clusterKind struct{}
 
 func (clusterKind) name() string             { return "clusterresourcebinding" }
@@ -38,6 +51,21 @@ func (clusterKind) parts(o client.Object) (*workv1alpha2.ResourceBindingSpec, *w
 func (clusterKind) owns(a map[string]string) (types.NamespacedName, bool) {
 	name := a[names.ClusterResourceBindingAnnotation]
 	return types.NamespacedName{Name: name}, name != ""
+}
+
+func (clusterKind) list(ctx context.Context, c client.Client, ns string) ([]bindingRef, error) {
+	if ns != "" {
+		return nil, nil // an OverridePolicy never applies to cluster-scoped resources
+	}
+	var l workv1alpha2.ClusterResourceBindingList
+	if err := c.List(ctx, &l); err != nil {
+		return nil, err
+	}
+	out := make([]bindingRef, 0, len(l.Items))
+	for i := range l.Items {
+		out = append(out, bindingRef{key: client.ObjectKeyFromObject(&l.Items[i]), resource: l.Items[i].Spec.Resource})
+	}
+	return out, nil
 }
 
 // ownerMetadata is what the executor puts on every member object so that

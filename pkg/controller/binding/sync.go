@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +59,14 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		targets[t.Name] = t.Replicas
 	}
 	suspended := spec.Suspension != nil && ptrTrue(spec.Suspension.Dispatching)
+	overrides, err := r.overridePolicies(ctx, template.GetNamespace())
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	previous := map[string]string{}
+	for _, item := range status.AggregatedStatus {
+		previous[item.ClusterName] = item.AppliedMessage
+	}
 
 	results := make([]clusterResult, len(spec.Clusters))
 	var wg sync.WaitGroup
@@ -70,7 +79,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 				n := int64(t.Replicas)
 				replicas = &n
 			}
-			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, suspended)
+			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, suspended, overrides, previous[t.Name])
 		}()
 	}
 	wg.Wait()
@@ -168,9 +177,12 @@ func (r *reconciler) template(ctx context.Context, key types.NamespacedName, spe
 	return t, gvr, nil
 }
 
-// syncCluster makes the member object of one cluster match the template.
+// syncCluster makes the member object of one cluster match the template
+// with the cluster's overrides applied. previousMessage is the cluster's
+// appliedMessage in the binding status, kept while it says atoll took the
+// object over.
 func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
-	template *unstructured.Unstructured, replicas *int64, suspended bool) clusterResult {
+	template *unstructured.Unstructured, replicas *int64, suspended bool, overrides *overridePolicies, previousMessage string) clusterResult {
 	res := clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}}
 	fail := func(err error) clusterResult {
 		res.item.Applied, res.item.AppliedMessage, res.err = false, err.Error(), err
@@ -193,6 +205,27 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if !waitSynced(ctx, member, mapping.Resource) {
 		return fail(fmt.Errorf("cluster %s: cache of %s not synced yet", cluster, mapping.Resource.Resource))
 	}
+	tookOver := ""
+	if strings.HasPrefix(previousMessage, tookOverPrefix) {
+		tookOver = previousMessage
+	}
+	// Overrides apply to the rendered manifest, before atoll's own metadata
+	// (so no override can detach the object from its binding) and before
+	// hashing (so a policy change rewrites exactly the objects it changes).
+	desired, err = r.override(ctx, desired, cluster, overrides)
+	if err != nil {
+		// A policy that cannot apply is the user's to fix; its change
+		// enqueues the binding again, so there is no retry here. The member
+		// object is left as it is.
+		r.overrideFailed(b, cluster, err)
+		res.item.AppliedMessage = err.Error()
+		if live := getLive(lister, template.GetNamespace(), template.GetName()); live != nil {
+			res.item.Health = interpreter.Health(live)
+			res.reflected = interpreter.ReflectStatus(live)
+			res.item.Status = rawStatus(res.reflected)
+		}
+		return res
+	}
 	labels, annotations := ownerMetadata(r.kind, b)
 	desired.SetLabels(merge(desired.GetLabels(), labels))
 	if spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion {
@@ -214,7 +247,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	}
 	if live != nil && res.current {
 		if drifted, path := interpreter.Drifted(desired, live); !drifted {
-			res.item.Applied = true
+			res.item.Applied, res.item.AppliedMessage = true, tookOver
 			return res
 		} else {
 			klog.FromContext(ctx).V(1).Info("Member object drifted", "cluster", cluster, "object", klog.KObj(desired), "field", path)
@@ -225,11 +258,16 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		return res
 	}
 	if live == nil {
-		if msg, blocked, err := r.conflict(ctx, member, mapping.Resource, desired, spec.ConflictResolution); err != nil {
+		msg, blocked, err := r.conflict(ctx, member, mapping.Resource, desired, conflictResolution(template, spec.ConflictResolution))
+		if err != nil {
 			return fail(err)
-		} else if blocked {
+		}
+		if blocked {
 			res.item.AppliedMessage = msg
 			return res
+		}
+		if msg != "" {
+			tookOver = msg
 		}
 	}
 	if err := r.ensureNamespace(ctx, member, cluster, desired.GetNamespace()); err != nil {
@@ -241,7 +279,10 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if err != nil {
 		return fail(fmt.Errorf("applying %s %s to cluster %s: %w", gvk.Kind, klog.KObj(desired), cluster, err))
 	}
-	res.item.Applied, res.item.AppliedMessage = true, ""
+	if tookOver != "" && live == nil {
+		r.recorder.Eventf(b, corev1.EventTypeNormal, "TookOver", "%s", tookOver)
+	}
+	res.item.Applied, res.item.AppliedMessage = true, tookOver
 	res.current = true
 	res.item.Health = interpreter.Health(applied)
 	res.reflected = interpreter.ReflectStatus(applied)
@@ -249,9 +290,32 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	return res
 }
 
+// tookOverPrefix starts the appliedMessage of a cluster where atoll took an
+// existing object over.
+const tookOverPrefix = "took over existing "
+
+// ConflictResolutionAnnotation on a resource template (Karmada's) overrides
+// the policy's conflictResolution for that template: "overwrite" or
+// "abort".
+const ConflictResolutionAnnotation = "work.karmada.io/conflict-resolution"
+
+// conflictResolution is the template's annotation when it says overwrite or
+// abort, else the binding's (policy's) conflictResolution.
+func conflictResolution(template *unstructured.Unstructured, fromPolicy policyv1alpha1.ConflictResolution) policyv1alpha1.ConflictResolution {
+	switch strings.ToLower(template.GetAnnotations()[ConflictResolutionAnnotation]) {
+	case "overwrite":
+		return policyv1alpha1.ConflictOverwrite
+	case "abort":
+		return policyv1alpha1.ConflictAbort
+	}
+	return fromPolicy
+}
+
 // conflict checks, before atoll first writes an object into a member,
 // whether an object of that name already exists there that atoll does not
-// manage; with conflictResolution Abort (the default) atoll leaves it alone.
+// manage. With conflictResolution Abort (the default) atoll leaves it alone
+// (blocked, with a message); with Overwrite it takes it over and the
+// message says so.
 func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, gvr schema.GroupVersionResource,
 	desired *unstructured.Unstructured, resolution policyv1alpha1.ConflictResolution) (string, bool, error) {
 	existing, err := member.Dynamic.Resource(gvr).Namespace(desired.GetNamespace()).Get(ctx, desired.GetName(), metav1.GetOptions{})
@@ -261,8 +325,11 @@ func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, 
 	if err != nil {
 		return "", false, fmt.Errorf("cluster %s: checking for an existing %s: %w", member.Name, klog.KObj(desired), err)
 	}
-	if existing.GetLabels()[names.ManagedLabel] == "true" || resolution == policyv1alpha1.ConflictOverwrite {
+	if existing.GetLabels()[names.ManagedLabel] == "true" {
 		return "", false, nil
+	}
+	if resolution == policyv1alpha1.ConflictOverwrite {
+		return fmt.Sprintf("%s%s %s in cluster %s (conflictResolution Overwrite)", tookOverPrefix, desired.GetKind(), klog.KObj(desired), member.Name), false, nil
 	}
 	return fmt.Sprintf("%s %s already exists in cluster %s and is not managed by atoll; conflictResolution is Abort",
 		desired.GetKind(), klog.KObj(desired), member.Name), true, nil

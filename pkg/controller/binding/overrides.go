@@ -1,0 +1,131 @@
+package binding
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/overridemanager"
+)
+
+// overridePolicies are the override policies that may apply to one
+// template, read once per sync from the manager's cache.
+type overridePolicies struct {
+	cluster    []policyv1alpha1.ClusterOverridePolicy
+	namespaced []policyv1alpha1.OverridePolicy
+}
+
+func (p *overridePolicies) empty() bool { return len(p.cluster) == 0 && len(p.namespaced) == 0 }
+
+// overridePolicies lists the ClusterOverridePolicies and, for a namespaced
+// template, the OverridePolicies of its namespace.
+func (r *reconciler) overridePolicies(ctx context.Context, namespace string) (*overridePolicies, error) {
+	out := &overridePolicies{}
+	var cops policyv1alpha1.ClusterOverridePolicyList
+	if err := r.client.List(ctx, &cops); err != nil {
+		return nil, fmt.Errorf("listing ClusterOverridePolicies: %w", err)
+	}
+	out.cluster = cops.Items
+	if namespace != "" {
+		var ops policyv1alpha1.OverridePolicyList
+		if err := r.client.List(ctx, &ops, client.InNamespace(namespace)); err != nil {
+			return nil, fmt.Errorf("listing OverridePolicies of namespace %s: %w", namespace, err)
+		}
+		out.namespaced = ops.Items
+	}
+	return out, nil
+}
+
+// override applies the override policies for cluster to desired and records
+// the applied policies in the applied-overrides annotations. The error
+// names the policy and the path that failed.
+func (r *reconciler) override(ctx context.Context, desired *unstructured.Unstructured, cluster string, policies *overridePolicies) (*unstructured.Unstructured, error) {
+	if policies.empty() {
+		return desired, nil
+	}
+	var c clusterv1alpha1.Cluster
+	if err := r.client.Get(ctx, types.NamespacedName{Name: cluster}, &c); err != nil {
+		return nil, fmt.Errorf("cluster %s: reading the Cluster for overrides: %w", cluster, err)
+	}
+	out, applied, err := overridemanager.Apply(desired, &c, policies.cluster, policies.namespaced)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cluster, err)
+	}
+	if len(applied) > 0 {
+		out.SetAnnotations(merge(out.GetAnnotations(), overridemanager.Annotations(applied)))
+	}
+	return out, nil
+}
+
+// overrideHandler enqueues, for a change of an override policy, the
+// bindings whose resource kind its resource selectors (before and after the
+// change) could select; a policy without selectors enqueues every binding
+// (of its namespace, for an OverridePolicy). This first cut ignores names,
+// label selectors and target clusters: the executor's hash makes the
+// reconciles of unaffected bindings write nothing.
+func (r *reconciler) overrideHandler() handler.EventHandler {
+	type q = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q q) { r.enqueueForPolicy(ctx, q, e.Object) },
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q q) {
+			r.enqueueForPolicy(ctx, q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc:  func(ctx context.Context, e event.DeleteEvent, q q) { r.enqueueForPolicy(ctx, q, e.Object) },
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q q) { r.enqueueForPolicy(ctx, q, e.Object) },
+	}
+}
+
+func (r *reconciler) enqueueForPolicy(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+	all := false
+	kinds := map[string]bool{}
+	namespace := ""
+	for _, o := range objs {
+		var spec *policyv1alpha1.OverrideSpec
+		switch p := o.(type) {
+		case *policyv1alpha1.OverridePolicy:
+			spec, namespace = &p.Spec, p.Namespace
+		case *policyv1alpha1.ClusterOverridePolicy:
+			spec = &p.Spec
+		default:
+			return
+		}
+		if len(spec.ResourceSelectors) == 0 {
+			all = true
+		}
+		for _, s := range spec.ResourceSelectors {
+			kinds[s.APIVersion+"/"+s.Kind] = true
+		}
+	}
+	refs, err := r.kind.list(ctx, r.client, namespace)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Listing bindings for an override policy change")
+		return
+	}
+	for _, ref := range refs {
+		if all || kinds[ref.resource.APIVersion+"/"+ref.resource.Kind] {
+			q.Add(reconcile.Request{NamespacedName: ref.key})
+		}
+	}
+}
+
+// bindingRef is what the override handler needs of a binding.
+type bindingRef struct {
+	key      types.NamespacedName
+	resource workv1alpha2.ObjectReference
+}
+
+func (r *reconciler) overrideFailed(b client.Object, cluster string, err error) {
+	r.recorder.Eventf(b, corev1.EventTypeWarning, "OverrideFailed", "Overrides for cluster %s failed: %v", cluster, err)
+}
