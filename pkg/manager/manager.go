@@ -31,6 +31,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controller/cluster"
 	"github.com/atoll-dev/atoll/pkg/controller/dependencies"
 	"github.com/atoll-dev/atoll/pkg/controller/detector"
+	"github.com/atoll-dev/atoll/pkg/controller/hpamarker"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -86,6 +87,9 @@ func registry(opts Options, cc *clustercache.Cache) []Controller {
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return dependencies.Setup(ctx, mgr, dependencies.Options{})
+		}},
+		{Name: "hpa-marker", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return hpamarker.Setup(ctx, mgr, hpamarker.Options{})
 		}},
 	}
 }

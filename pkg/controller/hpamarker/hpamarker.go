@@ -1,0 +1,156 @@
+package hpamarker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// IndexScaleTarget indexes HPAs by "Kind/name" of the apps/v1 Deployment or
+// StatefulSet they scale.
+const IndexScaleTarget = "hpamarker.atoll.dev/scaleTarget"
+
+// Key is a template the marker reconciles: an apps Deployment or
+// StatefulSet.
+type Key struct {
+	Kind, Namespace, Name string
+}
+
+// targetKinds are the kinds whose replicas member HPAs may own.
+var targetKinds = []string{"Deployment", "StatefulSet"}
+
+// Options configure the controller (none yet).
+type Options struct{}
+
+type reconciler struct {
+	client client.Client
+}
+
+// Setup adds the controller to mgr.
+func Setup(ctx context.Context, mgr ctrl.Manager, _ Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &autoscalingv2.HorizontalPodAutoscaler{}, IndexScaleTarget, func(o client.Object) []string {
+		if k, ok := targetOf(o.(*autoscalingv2.HorizontalPodAutoscaler)); ok {
+			return []string{k.Kind + "/" + k.Name}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("hpa-marker: index: %w", err)
+	}
+	r := &reconciler{client: mgr.GetClient()}
+	b := builder.TypedControllerManagedBy[Key](mgr).
+		Named("hpa-marker").
+		WatchesRawSource(source.TypedKind(mgr.GetCache(), &autoscalingv2.HorizontalPodAutoscaler{},
+			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, h *autoscalingv2.HorizontalPodAutoscaler) []Key {
+				if k, ok := targetOf(h); ok {
+					return []Key{k}
+				}
+				return nil
+			})))
+	for _, kind := range targetKinds {
+		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), metadataOf(kind),
+			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, m *metav1.PartialObjectMetadata) []Key {
+				return []Key{{Kind: kind, Namespace: m.Namespace, Name: m.Name}}
+			}),
+			predicate.TypedFuncs[*metav1.PartialObjectMetadata]{
+				UpdateFunc: func(e event.TypedUpdateEvent[*metav1.PartialObjectMetadata]) bool {
+					return !equalMaps(e.ObjectOld.Labels, e.ObjectNew.Labels) || !equalMaps(e.ObjectOld.Annotations, e.ObjectNew.Annotations)
+				},
+			}))
+	}
+	return b.Complete(r)
+}
+
+func metadataOf(kind string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: kind})
+	return m
+}
+
+// targetOf is the template an HPA scales, if it is one the marker handles.
+func targetOf(h *autoscalingv2.HorizontalPodAutoscaler) (Key, bool) {
+	ref := h.Spec.ScaleTargetRef
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil || gv.Group != "apps" || ref.Name == "" {
+		return Key{}, false
+	}
+	for _, k := range targetKinds {
+		if ref.Kind == k {
+			return Key{Kind: k, Namespace: h.Namespace, Name: ref.Name}, true
+		}
+	}
+	return Key{}, false
+}
+
+// Reconcile marks or unmarks one template.
+func (r *reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) {
+	var hpas autoscalingv2.HorizontalPodAutoscalerList
+	if err := r.client.List(ctx, &hpas, client.InNamespace(key.Namespace),
+		client.MatchingFields{IndexScaleTarget: key.Kind + "/" + key.Name}, client.UnsafeDisableDeepCopy); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing HPAs of %s %s/%s: %w", key.Kind, key.Namespace, key.Name, err)
+	}
+	targeted := false
+	for i := range hpas.Items {
+		targeted = targeted || hpas.Items[i].DeletionTimestamp == nil
+	}
+	m := metadataOf(key.Kind)
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: key.Name}, m); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	_, labelled := m.Labels[interpreter.RetainReplicasLabel]
+	marked := m.Annotations[names.RetainReplicasByHPAAnnotation] == "true"
+	var labels, annotations map[string]any
+	switch {
+	case targeted && !labelled:
+		labels = map[string]any{interpreter.RetainReplicasLabel: "true"}
+		annotations = map[string]any{names.RetainReplicasByHPAAnnotation: "true"}
+	case !targeted && marked:
+		labels = map[string]any{interpreter.RetainReplicasLabel: nil}
+		annotations = map[string]any{names.RetainReplicasByHPAAnnotation: nil}
+	default:
+		return ctrl.Result{}, nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": m.ResourceVersion, "labels": labels, "annotations": annotations,
+	}})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.client.Patch(ctx, m, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(names.FieldManager)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("marking %s %s/%s: %w", key.Kind, key.Namespace, key.Name, err)
+	}
+	klog.FromContext(ctx).V(1).Info("Template replicas ownership changed", "kind", key.Kind,
+		"template", klog.KRef(key.Namespace, key.Name), "retainReplicas", targeted)
+	return ctrl.Result{}, nil
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,244 @@
+package dependencies
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+var members = []string{"member1", "member2"}
+
+func member(t *testing.T, name string) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
+}
+
+func createNamespace(t *testing.T, ctx context.Context, c client.Client, name string) {
+	t.Helper()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+}
+
+func create(t *testing.T, ctx context.Context, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// deployment is a Deployment whose pods (app=name, 200m CPU each) read
+// configMaps through envFrom and secrets through volumes.
+func deployment(ns, name string, replicas int32, configMaps, secrets []string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	spec := corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "app", Image: "nginx:1.27",
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}},
+	}}}
+	for _, cm := range configMaps {
+		spec.Containers[0].EnvFrom = append(spec.Containers[0].EnvFrom, corev1.EnvFromSource{
+			ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm}}})
+	}
+	for _, s := range secrets {
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: s, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: s}}})
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+		},
+	}
+}
+
+func configMap(ns, name, value string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": value}}
+}
+
+func secret(ns, name string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: map[string]string{"k": "s3cr3t"}}
+}
+
+func policy(ns, name string, propagateDeps bool, cluster string, selectors ...policyv1alpha1.ResourceSelector) *policyv1alpha1.PropagationPolicy {
+	return &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: selectors,
+			PropagateDeps:     propagateDeps,
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}}},
+		},
+	}
+}
+
+func selectKind(apiVersion, kind, name string) policyv1alpha1.ResourceSelector {
+	return policyv1alpha1.ResourceSelector{APIVersion: apiVersion, Kind: kind, Name: name}
+}
+
+// where lists the members holding object kind/name (ConfigMap, Secret or
+// Deployment) in ns; for a ConfigMap, value is its data["k"] there.
+func where(ctx context.Context, t *testing.T, ns, kind, name string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, m := range members {
+		var value string
+		var err error
+		switch kind {
+		case "ConfigMap":
+			var cm *corev1.ConfigMap
+			if cm, err = member(t, m).CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+				value = cm.Data["k"]
+			}
+		case "Secret":
+			_, err = member(t, m).CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+		case "Deployment":
+			_, err = member(t, m).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		}
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		default:
+			out[m] = value
+		}
+	}
+	return out, nil
+}
+
+// expect waits until kind/name is in exactly the clusters given (with
+// data["k"] == value for ConfigMaps).
+func expect(ctx context.Context, t *testing.T, ns, kind, name, value string, clusters ...string) {
+	t.Helper()
+	want := map[string]string{}
+	for _, c := range clusters {
+		want[c] = value
+	}
+	framework.Eventually(t, 90*time.Second, fmt.Sprintf("%s %s in exactly %v", kind, name, clusters), func() (bool, string) {
+		got, err := where(ctx, t, ns, kind, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("in %v", got)
+	})
+}
+
+// TestPropagateDeps: a Deployment's ConfigMap and Secret go exactly where
+// it goes, move with it, follow content changes, and stay in a cluster as
+// long as another workload there still requires them.
+func TestPropagateDeps(t *testing.T) {
+	ctx := framework.Context(t, 6*time.Minute)
+	c := world.Client(t)
+	ns := "deps"
+	createNamespace(t, ctx, c, ns)
+	create(t, ctx, c,
+		configMap(ns, "shared", "v1"), secret(ns, "web-secret"),
+		// A ConfigMap and Secret nobody refers to stay home.
+		configMap(ns, "unused", "v1"), secret(ns, "unused"),
+		deployment(ns, "web", 1, []string{"shared"}, []string{"web-secret"}),
+		policy(ns, "web", true, "member1", selectKind("apps/v1", "Deployment", "web")),
+	)
+
+	// 1. The dependencies go to member1 only, with the Deployment.
+	expect(ctx, t, ns, "Deployment", "web", "", "member1")
+	expect(ctx, t, ns, "ConfigMap", "shared", "v1", "member1")
+	expect(ctx, t, ns, "Secret", "web-secret", "", "member1")
+	var attached workv1alpha2.ResourceBinding
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("ConfigMap", "shared")}, &attached); err != nil {
+		t.Fatalf("attached binding of ConfigMap shared: %v", err)
+	}
+	if attached.Labels[names.AttachedLabel] != "true" || attached.Spec.Placement != nil ||
+		len(attached.Spec.RequiredBy) != 1 || attached.Spec.RequiredBy[0].Name != names.BindingName("Deployment", "web") {
+		t.Errorf("attached binding: labels %v, placement %v, requiredBy %+v", attached.Labels, attached.Spec.Placement, attached.Spec.RequiredBy)
+	}
+
+	// 2. A change of the ConfigMap reaches the member.
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shared"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["k"] = "v2"
+	if err := c.Update(ctx, cm); err != nil {
+		t.Fatalf("updating ConfigMap shared: %v", err)
+	}
+	expect(ctx, t, ns, "ConfigMap", "shared", "v2", "member1")
+
+	// 3. The policy moves the Deployment to member2: its dependencies move
+	// with it.
+	pp := &policyv1alpha1.PropagationPolicy{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	pp.Spec.Placement.ClusterAffinity.ClusterNames = []string{"member2"}
+	if err := c.Update(ctx, pp); err != nil {
+		t.Fatalf("updating policy web: %v", err)
+	}
+	expect(ctx, t, ns, "Deployment", "web", "", "member2")
+	expect(ctx, t, ns, "ConfigMap", "shared", "v2", "member2")
+	expect(ctx, t, ns, "Secret", "web-secret", "", "member2")
+
+	// 4. A second Deployment in member1 requires the shared ConfigMap and
+	// one created after it.
+	create(t, ctx, c,
+		deployment(ns, "api", 1, []string{"shared", "late"}, nil),
+		policy(ns, "api", true, "member1", selectKind("apps/v1", "Deployment", "api")),
+	)
+	expect(ctx, t, ns, "Deployment", "api", "", "member1")
+	expect(ctx, t, ns, "ConfigMap", "shared", "v2", "member1", "member2")
+	create(t, ctx, c, configMap(ns, "late", "v1"))
+	expect(ctx, t, ns, "ConfigMap", "late", "v1", "member1")
+
+	// 5. The first Deployment leaves: its Secret goes with it, the shared
+	// ConfigMap leaves member2 but stays in member1, where api requires it.
+	if err := c.Delete(ctx, deployment(ns, "web", 0, nil, nil)); err != nil {
+		t.Fatalf("deleting Deployment web: %v", err)
+	}
+	expect(ctx, t, ns, "Deployment", "web", "")
+	expect(ctx, t, ns, "Secret", "web-secret", "")
+	expect(ctx, t, ns, "ConfigMap", "shared", "v2", "member1")
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+		got, err := where(ctx, t, ns, "ConfigMap", "shared")
+		if err == nil && fmt.Sprint(got) != fmt.Sprint(map[string]string{"member1": "v2"}) {
+			t.Fatalf("ConfigMap shared is in %v, want member1 only while api requires it", got)
+		}
+	}
+	for _, name := range []string{"unused"} {
+		expect(ctx, t, ns, "ConfigMap", name, "v1")
+		expect(ctx, t, ns, "Secret", name, "")
+	}
+
+	// 6. The last requirer leaves: so do the dependencies and their
+	// attached bindings.
+	if err := c.Delete(ctx, deployment(ns, "api", 0, nil, nil)); err != nil {
+		t.Fatalf("deleting Deployment api: %v", err)
+	}
+	expect(ctx, t, ns, "ConfigMap", "shared", "v2")
+	expect(ctx, t, ns, "ConfigMap", "late", "v1")
+	framework.Eventually(t, time.Minute, "attached bindings deleted", func() (bool, string) {
+		var list workv1alpha2.ResourceBindingList
+		if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{names.AttachedLabel: "true"}); err != nil {
+			return false, err.Error()
+		}
+		var left []string
+		for _, b := range list.Items {
+			left = append(left, b.Name)
+		}
+		return len(left) == 0, fmt.Sprint(left)
+	})
+}
