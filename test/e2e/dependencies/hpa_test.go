@@ -1,0 +1,196 @@
+package dependencies
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+// memberReplicas is spec.replicas of a Deployment in a member (-1 when it
+// is not there).
+func memberReplicas(ctx context.Context, t *testing.T, cluster, ns, name string) int32 {
+	d, err := member(t, cluster).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || d.Spec.Replicas == nil {
+		return -1
+	}
+	return *d.Spec.Replicas
+}
+
+// touch changes the template's annotations, so the executor applies it to
+// members again.
+func touch(ctx context.Context, t *testing.T, c client.Client, ns, name, value string) {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	if d.Annotations == nil {
+		d.Annotations = map[string]string{}
+	}
+	d.Annotations["e2e.atoll.dev/touch"] = value
+	if err := c.Patch(ctx, d, patch); err != nil {
+		t.Fatalf("touching Deployment %s: %v", name, err)
+	}
+}
+
+// TestMemberHPAOwnsReplicas: a Deployment and its HPA propagated together;
+// the hpa-marker labels the template retain-replicas, the member HPA scales
+// the member Deployment under load, and atoll never writes spec.replicas
+// back, not even when the template changes and is applied again.
+func TestMemberHPAOwnsReplicas(t *testing.T) {
+	ctx := framework.Context(t, 6*time.Minute)
+	c := world.Client(t)
+	ns := "hpa"
+	app := "autoscaled"
+	const templateReplicas = 2
+	createNamespace(t, ctx, c, ns)
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: app},
+			MinReplicas:    ptr.To[int32](1),
+			MaxReplicas:    5,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name:   "cpu",
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)},
+			}}},
+		},
+	}
+	create(t, ctx, c,
+		deployment(ns, app, templateReplicas, nil, nil), hpa,
+		policy(ns, app, false, "member1",
+			selectKind("apps/v1", "Deployment", app), selectKind("autoscaling/v2", "HorizontalPodAutoscaler", app)),
+	)
+
+	framework.Eventually(t, time.Minute, "template marked retain-replicas by the hpa-marker", func() (bool, string) {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app}, d); err != nil {
+			return false, err.Error()
+		}
+		return d.Labels[interpreter.RetainReplicasLabel] == "true" && d.Annotations[names.RetainReplicasByHPAAnnotation] == "true",
+			fmt.Sprintf("labels %v", d.Labels)
+	})
+	framework.Eventually(t, 90*time.Second, "HPA and Deployment in member1", func() (bool, string) {
+		_, err := member(t, "member1").AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, app, metav1.GetOptions{})
+		r := memberReplicas(ctx, t, "member1", ns, app)
+		return err == nil && r > 0, fmt.Sprintf("hpa err %v, replicas %d", err, r)
+	})
+
+	// 400m of load over pods requesting 200m at a 50% target: 4 replicas.
+	world.Atoll(t, "sim", "load", app, "400m", "--data-dir", world.DataDir)
+	t.Cleanup(func() { world.Atoll(t, "sim", "load", app, "0", "--data-dir", world.DataDir) })
+	var scaled int32
+	framework.Eventually(t, 3*time.Minute, "member1's HPA scales the Deployment up", func() (bool, string) {
+		scaled = memberReplicas(ctx, t, "member1", ns, app)
+		return scaled >= 3, fmt.Sprintf("spec.replicas %d", scaled)
+	})
+	t.Logf("member1's HPA scaled the Deployment to %d", scaled)
+
+	// For 20 s, with the template changed (and so applied again) twice,
+	// spec.replicas never goes back to the template's value, nor down.
+	for i, end := 0, time.Now().Add(20*time.Second); time.Now().Before(end); i++ {
+		if i == 4 || i == 20 {
+			touch(ctx, t, c, ns, app, fmt.Sprint(i))
+		}
+		r := memberReplicas(ctx, t, "member1", ns, app)
+		if r < scaled {
+			t.Fatalf("member1 spec.replicas went from %d to %d (template says %d): atoll overwrote the HPA", scaled, r, templateReplicas)
+		}
+		scaled = r
+		time.Sleep(500 * time.Millisecond)
+	}
+	framework.Eventually(t, time.Minute, "touched template applied to member1", func() (bool, string) {
+		d, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return d.Annotations["e2e.atoll.dev/touch"] == "20", fmt.Sprintf("annotations %v", d.Annotations)
+	})
+	if r := memberReplicas(ctx, t, "member1", ns, app); r < 3 {
+		t.Errorf("member1 spec.replicas %d after the template was applied again, want the HPA's (>= 3)", r)
+	}
+
+	// Without the HPA the marker takes its label away again.
+	if err := c.Delete(ctx, hpa); err != nil {
+		t.Fatalf("deleting HPA: %v", err)
+	}
+	framework.Eventually(t, time.Minute, "retain-replicas label removed", func() (bool, string) {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app}, d); err != nil {
+			return false, err.Error()
+		}
+		_, labelled := d.Labels[interpreter.RetainReplicasLabel]
+		_, annotated := d.Annotations[names.RetainReplicasByHPAAnnotation]
+		return !labelled && !annotated, fmt.Sprintf("labels %v annotations %v", d.Labels, d.Annotations)
+	})
+}
+
+// TestRetainReplicasAddedLater: a Deployment atoll has been applying with
+// spec.replicas gets the retain-replicas label (an HPA appears, or the user
+// labels it). The member keeps its replica count: the label only hands
+// spec.replicas over, it must not reset it.
+//
+// Known bug (executor, pkg/controller/binding): atoll is the only field
+// manager of the member's spec.replicas (server-side apply); its next apply
+// omits the field, so the API server removes it and defaults it to 1. See
+// "Member autoscaling" in docs/design/0003-propagation.md. Skipped until the
+// executor keeps the live value (set ATOLL_E2E_KNOWN_BUGS=1 to run it).
+func TestRetainReplicasAddedLater(t *testing.T) {
+	if os.Getenv("ATOLL_E2E_KNOWN_BUGS") == "" {
+		t.Skip("known executor bug: adding retain-replicas to an applied Deployment resets member spec.replicas to 1")
+	}
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	ns := "retain-later"
+	app := "later"
+	createNamespace(t, ctx, c, ns)
+	create(t, ctx, c,
+		deployment(ns, app, 3, nil, nil),
+		policy(ns, app, false, "member1", selectKind("apps/v1", "Deployment", app)),
+	)
+	framework.Eventually(t, 90*time.Second, "Deployment in member1 with 3 replicas", func() (bool, string) {
+		r := memberReplicas(ctx, t, "member1", ns, app)
+		return r == 3, fmt.Sprintf("spec.replicas %d", r)
+	})
+
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app}, d); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Labels[interpreter.RetainReplicasLabel] = "true"
+	if err := c.Patch(ctx, d, patch); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, time.Minute, "labelled template applied to member1", func() (bool, string) {
+		m, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return m.Labels[interpreter.RetainReplicasLabel] == "true", fmt.Sprintf("labels %v", m.Labels)
+	})
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if r := memberReplicas(ctx, t, "member1", ns, app); r != 3 {
+			var owners []string
+			if m, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{}); err == nil {
+				for _, f := range m.ManagedFields {
+					owners = append(owners, fmt.Sprintf("%s/%s/%s", f.Manager, f.Operation, f.Subresource))
+				}
+			}
+			t.Fatalf("member1 spec.replicas is %d after the retain-replicas label was added, want 3 (unchanged); field managers: %v", r, owners)
+		}
+	}
+}
