@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -15,7 +16,7 @@ type bindingKind interface {
 	newList() client.ObjectList
 	spec(client.Object) *workv1alpha2.ResourceBindingSpec
 	status(client.Object) *workv1alpha2.ResourceBindingStatus
-	requests(client.ObjectList) []reconcile.Request
+	requests(l client.ObjectList, filter func(*workv1alpha2.ResourceBindingSpec) bool) []reconcile.Request
 }
 
 type resourceBindingKind struct{}
@@ -29,11 +30,13 @@ func (resourceBindingKind) spec(o client.Object) *workv1alpha2.ResourceBindingSp
 func (resourceBindingKind) status(o client.Object) *workv1alpha2.ResourceBindingStatus {
 	return &o.(*workv1alpha2.ResourceBinding).Status
 }
-func (resourceBindingKind) requests(l client.ObjectList) []reconcile.Request {
+func (resourceBindingKind) requests(l client.ObjectList, filter func(*workv1alpha2.ResourceBindingSpec) bool) []reconcile.Request {
 	items := l.(*workv1alpha2.ResourceBindingList).Items
-	out := make([]reconcile.Request, len(items))
+	out := make([]reconcile.Request, 0, len(items))
 	for i := range items {
-		out[i].Namespace, out[i].Name = items[i].Namespace, items[i].Name
+		if filter == nil || filter(&items[i].Spec) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: items[i].Namespace, Name: items[i].Name}})
+		}
 	}
 	return out
 }
@@ -55,11 +58,13 @@ func (clusterResourceBindingKind) spec(o client.Object) *workv1alpha2.ResourceBi
 func (clusterResourceBindingKind) status(o client.Object) *workv1alpha2.ResourceBindingStatus {
 	return &o.(*workv1alpha2.ClusterResourceBinding).Status
 }
-func (clusterResourceBindingKind) requests(l client.ObjectList) []reconcile.Request {
+func (clusterResourceBindingKind) requests(l client.ObjectList, filter func(*workv1alpha2.ResourceBindingSpec) bool) []reconcile.Request {
 	items := l.(*workv1alpha2.ClusterResourceBindingList).Items
-	out := make([]reconcile.Request, len(items))
+	out := make([]reconcile.Request, 0, len(items))
 	for i := range items {
-		out[i].Name = items[i].Name
+		if filter == nil || filter(&items[i].Spec) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: items[i].Name}})
+		}
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -82,9 +83,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named("scheduler-"+strings.ToLower(k.kind())).
 			For(k.newObject(), builder.WithPredicates(needsScheduling(k))).
-			Watches(&clusterv1alpha1.Cluster{},
-				handler.EnqueueRequestsFromMapFunc(r.allBindings),
-				builder.WithPredicates(schedulingRelevantClusterChange())).
+			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 			Complete(r)
 		if err != nil {
@@ -157,7 +156,7 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, e
 	case errors.As(schedErr, &fitErr):
 		result = resultUnschedulable
 		cond = metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
-			Reason: workv1alpha2.BindingReasonNoClusterFit, Message: schedErr.Error()}
+			Reason: fitErr.Reason(), Message: schedErr.Error()}
 		logger.V(1).Info("Binding is unschedulable", "binding", klog.KObj(obj), "message", schedErr.Error())
 	default:
 		// Deterministic for this binding and these clusters: report it and
@@ -219,15 +218,50 @@ func (r *reconciler) clusters(ctx context.Context) ([]*clusterv1alpha1.Cluster, 
 	return out, nil
 }
 
-// allBindings maps a Cluster event to every binding of the kind: any of
-// them may fit differently now (unschedulable ones included).
-func (r *reconciler) allBindings(ctx context.Context, _ client.Object) []reconcile.Request {
+// clusterHandler maps Cluster events to bindings. Creation, deletion and
+// changes that can move any result (clusterChanged) enqueue every binding
+// of the kind, unschedulable ones included. A change of the resource
+// summary alone enqueues only the bindings that divide by available
+// replicas (dynamic weights, Aggregated), so summary churn does not
+// reschedule static or duplicated bindings. Anything else (heartbeats)
+// enqueues nothing.
+func (r *reconciler) clusterHandler() handler.EventHandler {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], filter func(*workv1alpha2.ResourceBindingSpec) bool) {
+		for _, req := range r.bindings(ctx, filter) {
+			q.Add(req)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, nil)
+		},
+		DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, nil)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+			n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+			switch {
+			case !ok1 || !ok2 || clusterChanged(o, n):
+				enqueue(ctx, q, nil)
+			case summaryChanged(o, n):
+				enqueue(ctx, q, func(spec *workv1alpha2.ResourceBindingSpec) bool {
+					return framework.UsesAvailableReplicas(spec.Placement)
+				})
+			}
+		},
+	}
+}
+
+// bindings lists the bindings of the kind (those filter accepts; all for
+// a nil filter) as requests.
+func (r *reconciler) bindings(ctx context.Context, filter func(*workv1alpha2.ResourceBindingSpec) bool) []reconcile.Request {
 	list := r.kind.newList()
 	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		klog.FromContext(ctx).Error(err, "Listing bindings for a cluster change", "kind", r.kind.kind())
 		return nil
 	}
-	return r.kind.requests(list)
+	return r.kind.requests(list, filter)
 }
 
 // skipReason says why this scheduler leaves a binding alone, or "".
@@ -299,25 +333,11 @@ func needsScheduling(k bindingKind) predicate.Predicate {
 	}
 }
 
-// schedulingRelevantClusterChange passes Cluster events that can change a
-// scheduling result: creation, deletion, and updates of labels, spec
-// (provider, region, zones, taints …), API enablements, condition
-// statuses or the deletion timestamp. Resource summaries and heartbeat
-// timestamps do not: no plugin reads them yet (dynamic weights will add
-// resourceSummary here).
-func schedulingRelevantClusterChange() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
-			n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
-			if !ok1 || !ok2 {
-				return true
-			}
-			return clusterChanged(o, n)
-		},
-	}
-}
-
+// clusterChanged reports a Cluster change that can move any scheduling
+// result: labels, spec (provider, region, zones, taints …), API
+// enablements, condition statuses or the deletion timestamp. Resource
+// summaries (summaryChanged) matter only to bindings that divide by
+// available replicas; heartbeat timestamps to none.
 func clusterChanged(o, n *clusterv1alpha1.Cluster) bool {
 	if !equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
 		!equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
@@ -334,4 +354,9 @@ func conditionStatuses(c *clusterv1alpha1.Cluster) map[string]metav1.ConditionSt
 		m[cond.Type] = cond.Status
 	}
 	return m
+}
+
+// summaryChanged reports a change of status.resourceSummary.
+func summaryChanged(o, n *clusterv1alpha1.Cluster) bool {
+	return !equality.Semantic.DeepEqual(o.Status.ResourceSummary, n.Status.ResourceSummary)
 }

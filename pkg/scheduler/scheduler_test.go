@@ -5,7 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
@@ -155,12 +154,16 @@ func TestClusterChanged(t *testing.T) {
 	heartbeat.Status.Conditions[0].Message = "still ready"
 	notReady := base().Obj()
 	notReady.Status.Conditions[0].Status = metav1.ConditionFalse
+	versionOnly := base().Obj()
+	versionOnly.Status.KubernetesVersion = "v1.37.2"
 	cases := map[string]struct {
-		new  *clusterv1alpha1.Cluster
-		want bool
+		new         *clusterv1alpha1.Cluster
+		want        bool
+		wantSummary bool
 	}{
 		"nothing":                      {new: base().Obj()},
-		"resource summary, version":    {new: withSummary},
+		"resource summary, version":    {new: withSummary, wantSummary: true},
+		"version":                      {new: versionOnly},
 		"condition timestamp, message": {new: heartbeat},
 		"label":                        {new: base().Label("env", "dev").Obj(), want: true},
 		"region":                       {new: base().Region("r2").Obj(), want: true},
@@ -169,12 +172,14 @@ func TestClusterChanged(t *testing.T) {
 		"condition status":             {new: notReady, want: true},
 		"deleting":                     {new: base().Deleting().Obj(), want: true},
 	}
-	p := schedulingRelevantClusterChange()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			var old client.Object = base().Obj()
-			if got := p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: tc.new}); got != tc.want {
-				t.Errorf("Update = %v, want %v", got, tc.want)
+			old := base().Obj()
+			if got := clusterChanged(old, tc.new); got != tc.want {
+				t.Errorf("clusterChanged = %v, want %v", got, tc.want)
+			}
+			if got := summaryChanged(old, tc.new); got != tc.wantSummary {
+				t.Errorf("summaryChanged = %v, want %v", got, tc.wantSummary)
 			}
 		})
 	}

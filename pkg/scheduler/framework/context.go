@@ -52,17 +52,21 @@ type SchedulingContext struct {
 	// placement uses clusterAffinity or neither.
 	AffinityName string
 
-	previous map[string]int32
-	evicting map[string]struct{}
+	previous      map[string]int32
+	evicting      map[string]struct{}
+	affinityStart int
 }
 
 // NewSchedulingContext builds the context of one attempt. clusters must be
 // sorted by name (the controller and tests list them so).
 //
-// The attempt's affinity is the placement's clusterAffinity or, first cut,
-// the first clusterAffinities term (recorded as AffinityName); trying the
-// terms in order and overflow affinities come with the next scheduler
-// issue.
+// The attempt's affinity is the placement's clusterAffinity or, with
+// clusterAffinities, the term the binding last observed
+// (status.schedulerObservingAffinityName), as Karmada: a binding that fell
+// to a later term stays there while it fits. A Fresh reschedule
+// (rescheduleTriggeredAt after lastScheduledTime) and an observed name
+// that is no longer in the list start from the first term. The Framework
+// moves on to later terms when one cannot fit (see AffinityTerms).
 func NewSchedulingContext(binding *BindingView, clusters []*clusterv1alpha1.Cluster) *SchedulingContext {
 	if binding.Spec == nil {
 		binding.Spec = &workv1alpha2.ResourceBindingSpec{}
@@ -83,8 +87,15 @@ func NewSchedulingContext(binding *BindingView, clusters []*clusterv1alpha1.Clus
 	case placement.ClusterAffinity != nil:
 		sc.ClusterAffinity = placement.ClusterAffinity
 	case len(placement.ClusterAffinities) > 0:
-		term := &placement.ClusterAffinities[0]
-		sc.ClusterAffinity, sc.AffinityName = &term.ClusterAffinity, term.AffinityName
+		if !sc.Fresh() {
+			for i := range placement.ClusterAffinities {
+				if placement.ClusterAffinities[i].AffinityName == binding.Status.SchedulerObservedAffinityName {
+					sc.affinityStart = i
+					break
+				}
+			}
+		}
+		sc.UseAffinityTerm(sc.affinityStart)
 	}
 	if n := len(binding.Spec.Clusters); n > 0 {
 		sc.previous = make(map[string]int32, n)
@@ -121,3 +132,48 @@ func (sc *SchedulingContext) Replicas() int32 { return sc.Binding.Spec.Replicas 
 // ResourceUID is the UID of the resource template; Webster ties are broken
 // by its hash.
 func (sc *SchedulingContext) ResourceUID() types.UID { return sc.Binding.Spec.Resource.UID }
+
+// AffinityTerms returns the indexes of the clusterAffinities terms to try,
+// in order: from the starting term (see NewSchedulingContext) to the last.
+// Empty when the placement has no clusterAffinities (or uses
+// clusterAffinity, which takes precedence).
+func (sc *SchedulingContext) AffinityTerms() []int {
+	if sc.Placement.ClusterAffinity != nil {
+		return nil
+	}
+	var out []int
+	for i := sc.affinityStart; i < len(sc.Placement.ClusterAffinities); i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// UseAffinityTerm makes clusterAffinities term i the attempt's affinity.
+// Only the Framework calls it, between attempts of one binding.
+func (sc *SchedulingContext) UseAffinityTerm(i int) {
+	term := &sc.Placement.ClusterAffinities[i]
+	sc.ClusterAffinity, sc.AffinityName = &term.ClusterAffinity, term.AffinityName
+}
+
+// Fresh reports Karmada's Fresh scheduling mode: rescheduleTriggeredAt is
+// later than lastScheduledTime (both set), so the previous result is not
+// a reference for division or affinity terms.
+func (sc *SchedulingContext) Fresh() bool {
+	t, last := sc.Binding.Spec.RescheduleTriggeredAt, sc.Binding.Status.LastScheduledTime
+	return t != nil && last != nil && t.After(last.Time)
+}
+
+// PreviousReplicas is the binding's previous result (spec.clusters).
+func (sc *SchedulingContext) PreviousReplicas() []workv1alpha2.TargetCluster {
+	return sc.Binding.Spec.Clusters
+}
+
+// UsesAvailableReplicas reports whether the placement divides replicas by
+// available replicas (Divided with dynamicWeight, or Aggregated), so
+// resource summaries matter to it.
+func UsesAvailableReplicas(p *policyv1alpha1.Placement) bool {
+	if ReplicaSchedulingType(p) != policyv1alpha1.ReplicaSchedulingTypeDivided {
+		return false
+	}
+	return DivisionPreference(p) == policyv1alpha1.ReplicaDivisionPreferenceAggregated || !IsStaticWeighted(p)
+}

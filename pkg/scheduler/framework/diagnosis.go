@@ -91,3 +91,46 @@ func (e *FitError) UnschedulablePlugins() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Reason is the Scheduled=False condition reason: NoClusterFit when no
+// cluster passed the filters, Unschedulable when clusters passed but the
+// result could not be built from them (spread constraints, not enough
+// available replicas), as Karmada tells a FitError from an
+// UnschedulableError.
+func (e *FitError) Reason() string {
+	if e.Feasible > 0 && e.Diagnosis.PostFilterStatus != nil {
+		return "Unschedulable"
+	}
+	return "NoClusterFit"
+}
+
+// TermsFitError is an attempt in which no clusterAffinities term fits: the
+// FitError of every term tried, in order.
+type TermsFitError struct {
+	Terms  []string
+	Errors []*FitError
+}
+
+// Error lists each term's message:
+//
+//	no clusterAffinities term fits: term "a": 0/3 clusters are available: …; term "b": ….
+func (e *TermsFitError) Error() string {
+	var b strings.Builder
+	b.WriteString("no clusterAffinities term fits")
+	sep := ": "
+	for i, fe := range e.Errors {
+		fmt.Fprintf(&b, "%sterm %q: %s", sep, e.Terms[i], strings.TrimSuffix(fe.Error(), "."))
+		sep = "; "
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// Unwrap returns the first term's FitError, so errors.As finds a
+// *FitError (whose Reason is the condition reason).
+func (e *TermsFitError) Unwrap() error {
+	if len(e.Errors) == 0 {
+		return nil
+	}
+	return e.Errors[0]
+}

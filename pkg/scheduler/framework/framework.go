@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -139,7 +140,34 @@ type Result struct {
 // a *FitError when the binding fits nowhere (Scheduled=False,
 // NoClusterFit), another error when the attempt cannot be computed
 // (SchedulerError).
+//
+// With clusterAffinities, the terms are tried in order from the starting
+// term (SchedulingContext.AffinityTerms); the next term is tried only when
+// one cannot fit (a *FitError: no feasible cluster, spread constraints
+// unmet, or not enough available replicas for dynamic division). When no
+// term fits, the error is a *TermsFitError and the context keeps the
+// starting term.
 func (f *Framework) Schedule(ctx context.Context, sc *SchedulingContext) (*Result, error) {
+	terms := sc.AffinityTerms()
+	if len(terms) == 0 {
+		return f.scheduleOnce(ctx, sc)
+	}
+	tfe := &TermsFitError{}
+	for _, i := range terms {
+		sc.UseAffinityTerm(i)
+		res, err := f.scheduleOnce(ctx, sc)
+		var fe *FitError
+		if !errors.As(err, &fe) {
+			return res, err
+		}
+		tfe.Terms = append(tfe.Terms, sc.AffinityName)
+		tfe.Errors = append(tfe.Errors, fe)
+	}
+	sc.UseAffinityTerm(terms[0])
+	return nil, tfe
+}
+
+func (f *Framework) scheduleOnce(ctx context.Context, sc *SchedulingContext) (*Result, error) {
 	diag := Diagnosis{ClusterToStatus: map[string]*Status{}}
 	feasible := make([]*clusterv1alpha1.Cluster, 0, len(sc.Clusters))
 	for _, cluster := range sc.Clusters {

@@ -8,18 +8,21 @@ import (
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/clustereviction"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/clusterlocality"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/replicaassignment"
+	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/spreadconstraint"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/tainttoleration"
 )
 
 // NewInTreeRegistry lists the in-tree plugins in run order. Filters that
 // express the user's intent come first, so a cluster's diagnosis names the
-// most meaningful reason: affinity, then eviction, taints, and APIs.
+// most meaningful reason: affinity, then eviction, taints, APIs and the
+// properties spread constraints group by.
 func NewInTreeRegistry() framework.Registry {
 	return framework.Registry{
 		{Name: clusteraffinity.Name, Factory: clusteraffinity.New},
 		{Name: clustereviction.Name, Factory: clustereviction.New},
 		{Name: tainttoleration.Name, Factory: tainttoleration.New},
 		{Name: apienablement.Name, Factory: apienablement.New},
+		{Name: spreadconstraint.Name, Factory: spreadconstraint.New},
 		{Name: clusterlocality.Name, Factory: clusterlocality.New},
 		{Name: replicaassignment.Name, Factory: replicaassignment.New},
 	}

@@ -169,13 +169,6 @@ func TestUnschedulableUntilAClusterFits(t *testing.T) {
 	if spec, _ := bindingState(rb); formatTargets(spec.Clusters) != "none-3:2" {
 		t.Fatalf("the previous result was not kept: %v", spec.Clusters)
 	}
-
-	// An unsupported placement is a SchedulerError.
-	dyn := utiltesting.MakeBinding("dynamic-deployment", namespace).Resource("apps/v1", "Deployment", "dynamic").Replicas(2).
-		Placement(utiltesting.MakePlacement().DynamicWeight().Obj()).Obj()
-	create(t, c, dyn)
-	waitUnschedulable(t, c, dyn, workv1alpha2.BindingReasonSchedulerError,
-		"assign ReplicaAssignment: weightPreference.dynamicWeight is not supported by this scheduler version yet")
 }
 
 func TestRescheduleOnClusterLabels(t *testing.T) {

@@ -1,5 +1,6 @@
 // Package replicaassignment is the ReplicaAssignment plugin: it turns the
-// selected clusters into the binding's target clusters.
+// selected clusters into the binding's target clusters, as Karmada's
+// assignReplicas.
 //
 //   - Non-workloads (spec.replicas 0) go to every selected cluster, without
 //     replicas.
@@ -8,15 +9,15 @@
 //   - Divided/Weighted with static weights (or none: equal weights) divides
 //     by the Webster method (package division); clusters left with 0
 //     replicas are dropped, as Karmada drops them.
-//
-// Not supported yet (an Error, so the binding reports SchedulerError):
-// Divided/Aggregated, dynamic weights, and spread constraints that limit
-// the clusters (maxGroups > 0 or minGroups > 1) outside static-weight
-// division, where Karmada ignores them too.
+//   - Divided/Weighted with dynamicWeight AvailableReplicas and
+//     Divided/Aggregated divide by each cluster's available replicas
+//     (division.Dynamic, Steady or Fresh); not enough available replicas
+//     is Unschedulable.
 package replicaassignment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
@@ -43,10 +44,6 @@ func (ReplicaAssignment) Name() string { return Name }
 // Assign divides the binding's replicas over selected.
 func (ReplicaAssignment) Assign(_ context.Context, sc *framework.SchedulingContext, selected []*clusterv1alpha1.Cluster) ([]workv1alpha2.TargetCluster, *framework.Status) {
 	p := sc.Placement
-	staticWeighted := framework.IsStaticWeighted(p)
-	if !staticWeighted && limitsClusters(p.SpreadConstraints) {
-		return nil, framework.NewStatus(framework.Error, "spreadConstraints with maxGroups or minGroups are not supported by this scheduler version yet")
-	}
 	replicas := sc.Replicas()
 	if replicas == 0 {
 		return all(selected, 0), nil
@@ -59,19 +56,48 @@ func (ReplicaAssignment) Assign(_ context.Context, sc *framework.SchedulingConte
 		return nil, framework.NewStatus(framework.Error,
 			fmt.Sprintf("unknown replicaSchedulingType %q", p.ReplicaScheduling.ReplicaSchedulingType))
 	}
-	switch pref := framework.DivisionPreference(p); {
+	pref := framework.DivisionPreference(p)
+	switch {
 	case pref == policyv1alpha1.ReplicaDivisionPreferenceAggregated:
-		return nil, framework.NewStatus(framework.Error, "replicaDivisionPreference Aggregated is not supported by this scheduler version yet")
+		return dynamic(sc, selected, true)
 	case pref != policyv1alpha1.ReplicaDivisionPreferenceWeighted:
 		return nil, framework.NewStatus(framework.Error, fmt.Sprintf("unknown replicaDivisionPreference %q", pref))
-	case !staticWeighted:
-		return nil, framework.NewStatus(framework.Error, "weightPreference.dynamicWeight is not supported by this scheduler version yet")
+	case framework.IsStaticWeighted(p):
+		targets, err := division.ByStaticWeights(replicas, selected, p.ReplicaScheduling.WeightPreference, sc.ResourceUID())
+		if err != nil {
+			return nil, framework.AsStatus(fmt.Errorf("placement weightPreference: %w", err))
+		}
+		return withoutEmpty(targets), nil
+	case p.ReplicaScheduling.WeightPreference.DynamicWeight == policyv1alpha1.DynamicWeightByAvailableReplicas:
+		return dynamic(sc, selected, false)
+	default:
+		return nil, framework.NewStatus(framework.Error,
+			fmt.Sprintf("unknown weightPreference.dynamicWeight %q", p.ReplicaScheduling.WeightPreference.DynamicWeight))
 	}
-	targets, err := division.ByStaticWeights(replicas, selected, p.ReplicaScheduling.WeightPreference, sc.ResourceUID())
+}
+
+// dynamic divides by available replicas (dynamic weights or Aggregated).
+func dynamic(sc *framework.SchedulingContext, selected []*clusterv1alpha1.Cluster, aggregated bool) ([]workv1alpha2.TargetCluster, *framework.Status) {
+	in := division.DynamicInput{
+		Replicas:   sc.Replicas(),
+		Candidates: make([]division.ClusterAvailable, len(selected)),
+		Previous:   sc.PreviousReplicas(),
+		Fresh:      sc.Fresh(),
+		Aggregated: aggregated,
+		UID:        sc.ResourceUID(),
+	}
+	for i, c := range selected {
+		in.Candidates[i] = division.ClusterAvailable{Name: c.Name, Available: division.AvailableReplicas(c, sc.Binding.Spec.ReplicaRequirements, sc.Replicas())}
+	}
+	targets, err := division.Dynamic(in)
+	var insufficient *division.InsufficientError
+	if errors.As(err, &insufficient) {
+		return nil, framework.NewStatus(framework.Unschedulable, err.Error())
+	}
 	if err != nil {
-		return nil, framework.AsStatus(fmt.Errorf("placement weightPreference: %w", err))
+		return nil, framework.AsStatus(err)
 	}
-	return withoutEmpty(targets), nil
+	return targets, nil
 }
 
 func all(clusters []*clusterv1alpha1.Cluster, replicas int32) []workv1alpha2.TargetCluster {
@@ -90,15 +116,4 @@ func withoutEmpty(targets []workv1alpha2.TargetCluster) []workv1alpha2.TargetClu
 		}
 	}
 	return out
-}
-
-// limitsClusters reports whether a spread constraint restricts the set of
-// clusters (the defaulted minGroups 1 without maxGroups does not).
-func limitsClusters(constraints []policyv1alpha1.SpreadConstraint) bool {
-	for _, c := range constraints {
-		if c.MaxGroups > 0 || c.MinGroups > 1 {
-			return true
-		}
-	}
-	return false
 }

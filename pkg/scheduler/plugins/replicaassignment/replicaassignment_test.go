@@ -3,8 +3,11 @@ package replicaassignment
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
@@ -21,12 +24,16 @@ func targets(kv ...any) []workv1alpha2.TargetCluster {
 	return out
 }
 
+type rl = map[corev1.ResourceName]string
+
 func TestAssign(t *testing.T) {
 	clusters := []*clusterv1alpha1.Cluster{
-		utiltesting.MakeCluster("m1").Obj(),
-		utiltesting.MakeCluster("m2").Obj(),
-		utiltesting.MakeCluster("m3").Obj(),
+		utiltesting.MakeCluster("m1").ResourceSummary(rl{"cpu": "2"}, nil).Obj(),
+		utiltesting.MakeCluster("m2").ResourceSummary(rl{"cpu": "8"}, rl{"cpu": "4"}).Obj(),
+		utiltesting.MakeCluster("m3").ResourceSummary(rl{"cpu": "6"}, nil).Obj(),
 	}
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	t1 := metav1.NewTime(t0.Add(time.Minute))
 	weighted321 := utiltesting.MakePlacement().ClusterWeight("m1", 3).ClusterWeight("m2", 2).ClusterWeight("m3", 1).Obj()
 	cases := map[string]struct {
 		binding  *utiltesting.BindingWrapper
@@ -62,7 +69,7 @@ func TestAssign(t *testing.T) {
 			binding: utiltesting.MakeBinding("web", "ns").Replicas(1).Placement(weighted321),
 			want:    targets("m1", 1),
 		},
-		"Divided: spread constraints are ignored for static weights, as in Karmada": {
+		"spread constraints are the SpreadConstraint plugin's: assignment uses the clusters it is given": {
 			binding: utiltesting.MakeBinding("web", "ns").Replicas(12).Placement(func() *policyv1alpha1.Placement {
 				p := weighted321.DeepCopy()
 				p.SpreadConstraints = []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MaxGroups: 1}}
@@ -70,21 +77,47 @@ func TestAssign(t *testing.T) {
 			}()),
 			want: targets("m1", 6, "m2", 4, "m3", 2),
 		},
-		"Aggregated is not supported yet": {
-			binding:  utiltesting.MakeBinding("web", "ns").Replicas(3).Placement(utiltesting.MakePlacement().Divided(policyv1alpha1.ReplicaDivisionPreferenceAggregated).Obj()),
-			wantCode: framework.Error,
-			wantMsg:  "replicaDivisionPreference Aggregated is not supported by this scheduler version yet",
+		"Aggregated: fewest clusters by available replicas": {
+			binding: utiltesting.MakeBinding("web", "ns").Replicas(5).ResourceRequest(rl{"cpu": "1"}).
+				Placement(utiltesting.MakePlacement().Divided(policyv1alpha1.ReplicaDivisionPreferenceAggregated).Obj()),
+			want: targets("m3", 5),
 		},
-		"dynamic weights are not supported yet": {
-			binding:  utiltesting.MakeBinding("web", "ns").Replicas(3).Placement(utiltesting.MakePlacement().DynamicWeight().Obj()),
-			wantCode: framework.Error,
-			wantMsg:  "weightPreference.dynamicWeight is not supported by this scheduler version yet",
+		"Aggregated: more than the largest cluster": {
+			binding: utiltesting.MakeBinding("web", "ns").Replicas(8).ResourceRequest(rl{"cpu": "1"}).
+				Placement(utiltesting.MakePlacement().Divided(policyv1alpha1.ReplicaDivisionPreferenceAggregated).Obj()),
+			want: targets("m2", 3, "m3", 5),
 		},
-		"limiting spread constraints with Duplicated are not supported yet": {
-			binding: utiltesting.MakeBinding("web", "ns").Replicas(3).Placement(utiltesting.MakePlacement().Duplicated().
-				SpreadConstraint(policyv1alpha1.SpreadConstraint{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MaxGroups: 2, MinGroups: 1}).Obj()),
+		"dynamic weights: available 2/4/6 (cpu 1 per replica), 6 replicas": {
+			binding: utiltesting.MakeBinding("web", "ns").Replicas(6).ResourceRequest(rl{"cpu": "1"}).
+				Placement(utiltesting.MakePlacement().DynamicWeight().Obj()),
+			want: targets("m1", 1, "m2", 2, "m3", 3),
+		},
+		"dynamic weights, steady scale up onto the previous result": {
+			binding: utiltesting.MakeBinding("web", "ns").Replicas(9).ResourceRequest(rl{"cpu": "1"}).
+				TargetCluster("m1", 3).Placement(utiltesting.MakePlacement().DynamicWeight().Obj()),
+			want: targets("m1", 4, "m2", 2, "m3", 3),
+		},
+		"dynamic weights, fresh after rescheduleTriggeredAt": {
+			binding: utiltesting.MakeBinding("web", "ns").Replicas(6).ResourceRequest(rl{"cpu": "1"}).
+				TargetCluster("m1", 6).LastScheduledTime(t0).RescheduleTriggeredAt(t1).
+				Placement(utiltesting.MakePlacement().DynamicWeight().Obj()),
+			// weights 2+6, 4, 6
+			want: targets("m1", 3, "m2", 1, "m3", 2),
+		},
+		"dynamic weights: not enough capacity": {
+			binding: utiltesting.MakeBinding("web", "ns").Replicas(13).ResourceRequest(rl{"cpu": "1"}).
+				Placement(utiltesting.MakePlacement().DynamicWeight().Obj()),
+			wantCode: framework.Unschedulable,
+			wantMsg:  "clusters have 12 available replicas in total, 13 needed",
+		},
+		"unknown dynamicWeight": {
+			binding: utiltesting.MakeBinding("web", "ns").Replicas(3).Placement(func() *policyv1alpha1.Placement {
+				p := utiltesting.MakePlacement().DynamicWeight().Obj()
+				p.ReplicaScheduling.WeightPreference.DynamicWeight = "Magic"
+				return p
+			}()),
 			wantCode: framework.Error,
-			wantMsg:  "spreadConstraints with maxGroups or minGroups are not supported by this scheduler version yet",
+			wantMsg:  `unknown weightPreference.dynamicWeight "Magic"`,
 		},
 		"the defaulted spread constraint is harmless": {
 			binding: utiltesting.MakeBinding("web", "ns").Replicas(3).Placement(utiltesting.MakePlacement().Duplicated().
@@ -95,7 +128,7 @@ func TestAssign(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			b := tc.binding.Obj()
-			sc := framework.NewSchedulingContext(&framework.BindingView{Spec: &b.Spec}, clusters)
+			sc := framework.NewSchedulingContext(&framework.BindingView{Spec: &b.Spec, Status: &b.Status}, clusters)
 			got, st := ReplicaAssignment{}.Assign(context.Background(), sc, clusters)
 			if st.Code() != tc.wantCode {
 				t.Fatalf("code = %v (%s), want %v", st.Code(), st.Message(), tc.wantCode)
