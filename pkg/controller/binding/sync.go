@@ -63,10 +63,6 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	previous := map[string]string{}
-	for _, item := range status.AggregatedStatus {
-		previous[item.ClusterName] = item.AppliedMessage
-	}
 
 	results := make([]clusterResult, len(spec.Clusters))
 	var wg sync.WaitGroup
@@ -79,7 +75,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 				n := int64(t.Replicas)
 				replicas = &n
 			}
-			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, suspended, overrides, previous[t.Name])
+			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, suspended, overrides)
 		}()
 	}
 	wg.Wait()
@@ -178,11 +174,9 @@ func (r *reconciler) template(ctx context.Context, key types.NamespacedName, spe
 }
 
 // syncCluster makes the member object of one cluster match the template
-// with the cluster's overrides applied. previousMessage is the cluster's
-// appliedMessage in the binding status, kept while it says atoll took the
-// object over.
+// with the cluster's overrides applied.
 func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
-	template *unstructured.Unstructured, replicas *int64, suspended bool, overrides *overridePolicies, previousMessage string) clusterResult {
+	template *unstructured.Unstructured, replicas *int64, suspended bool, overrides *overridePolicies) clusterResult {
 	res := clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}}
 	fail := func(err error) clusterResult {
 		res.item.Applied, res.item.AppliedMessage, res.err = false, err.Error(), err
@@ -205,10 +199,6 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if !waitSynced(ctx, member, mapping.Resource) {
 		return fail(fmt.Errorf("cluster %s: cache of %s not synced yet", cluster, mapping.Resource.Resource))
 	}
-	tookOver := ""
-	if strings.HasPrefix(previousMessage, tookOverPrefix) {
-		tookOver = previousMessage
-	}
 	// Overrides apply to the rendered manifest, before atoll's own metadata
 	// (so no override can detach the object from its binding) and before
 	// hashing (so a policy change rewrites exactly the objects it changes).
@@ -226,7 +216,25 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		}
 		return res
 	}
+	live := getLive(lister, desired.GetNamespace(), desired.GetName())
+	tookOver := ""
+	if live != nil && live.GetAnnotations()[TookOverAnnotation] == "true" {
+		tookOver = tookOverMessage(desired, cluster)
+	} else if live == nil && !suspended {
+		msg, blocked, err := r.conflict(ctx, member, mapping.Resource, desired, conflictResolution(template, spec.ConflictResolution))
+		if err != nil {
+			return fail(err)
+		}
+		if blocked {
+			res.item.AppliedMessage = msg
+			return res
+		}
+		tookOver = msg
+	}
 	labels, annotations := ownerMetadata(r.kind, b)
+	if tookOver != "" {
+		annotations[TookOverAnnotation] = "true"
+	}
 	desired.SetLabels(merge(desired.GetLabels(), labels))
 	if spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion {
 		annotations[names.PreserveOnDeleteAnnotation] = "true"
@@ -238,7 +246,6 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	}
 	desired.SetAnnotations(merge(desired.GetAnnotations(), map[string]string{names.ManifestHashAnnotation: hash}))
 
-	live := getLive(lister, desired.GetNamespace(), desired.GetName())
 	res.current = live != nil && live.GetAnnotations()[names.ManifestHashAnnotation] == hash
 	if live != nil {
 		res.item.Health = interpreter.Health(live)
@@ -256,19 +263,6 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if suspended {
 		res.item.Applied, res.item.AppliedMessage = live != nil && res.current, "dispatching is suspended"
 		return res
-	}
-	if live == nil {
-		msg, blocked, err := r.conflict(ctx, member, mapping.Resource, desired, conflictResolution(template, spec.ConflictResolution))
-		if err != nil {
-			return fail(err)
-		}
-		if blocked {
-			res.item.AppliedMessage = msg
-			return res
-		}
-		if msg != "" {
-			tookOver = msg
-		}
 	}
 	if err := r.ensureNamespace(ctx, member, cluster, desired.GetNamespace()); err != nil {
 		return fail(err)
@@ -290,9 +284,14 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	return res
 }
 
-// tookOverPrefix starts the appliedMessage of a cluster where atoll took an
-// existing object over.
-const tookOverPrefix = "took over existing "
+// TookOverAnnotation marks a member object that existed before atoll took
+// it over (conflictResolution Overwrite), so the binding status keeps
+// saying so.
+const TookOverAnnotation = "atoll.dev/took-over"
+
+func tookOverMessage(desired *unstructured.Unstructured, cluster string) string {
+	return fmt.Sprintf("took over existing %s %s in cluster %s", desired.GetKind(), klog.KObj(desired), cluster)
+}
 
 // ConflictResolutionAnnotation on a resource template (Karmada's) overrides
 // the policy's conflictResolution for that template: "overwrite" or
@@ -329,7 +328,7 @@ func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, 
 		return "", false, nil
 	}
 	if resolution == policyv1alpha1.ConflictOverwrite {
-		return fmt.Sprintf("%s%s %s in cluster %s (conflictResolution Overwrite)", tookOverPrefix, desired.GetKind(), klog.KObj(desired), member.Name), false, nil
+		return tookOverMessage(desired, member.Name), false, nil
 	}
 	return fmt.Sprintf("%s %s already exists in cluster %s and is not managed by atoll; conflictResolution is Abort",
 		desired.GetKind(), klog.KObj(desired), member.Name), true, nil

@@ -1,0 +1,384 @@
+package overrides
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/overridemanager"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+var members = []string{"member1", "member2"}
+
+func member(t *testing.T, name string) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
+}
+
+func create(t *testing.T, ctx context.Context, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+func namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+func nginx(ns, name string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
+			},
+		},
+	}
+}
+
+func propagate(ns, name string, selectors ...policyv1alpha1.ResourceSelector) *policyv1alpha1.PropagationPolicy {
+	return &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: selectors,
+			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: members}}},
+	}
+}
+
+func deploymentSelector(name string) policyv1alpha1.ResourceSelector {
+	return policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: name}
+}
+
+func configMapSelector(name string) policyv1alpha1.ResourceSelector {
+	return policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap", Name: name}
+}
+
+func only(cluster string) *policyv1alpha1.ClusterAffinity {
+	return &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}}
+}
+
+func raw(s string) apiextensionsv1.JSON { return apiextensionsv1.JSON{Raw: []byte(s)} }
+
+func binding(t *testing.T, ctx context.Context, c client.Client, ns, kind, name string) (*workv1alpha2.ResourceBinding, error) {
+	t.Helper()
+	var rb workv1alpha2.ResourceBinding
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName(kind, name)}, &rb)
+	return &rb, err
+}
+
+func item(rb *workv1alpha2.ResourceBinding, cluster string) *workv1alpha2.AggregatedStatusItem {
+	for i := range rb.Status.AggregatedStatus {
+		if rb.Status.AggregatedStatus[i].ClusterName == cluster {
+			return &rb.Status.AggregatedStatus[i]
+		}
+	}
+	return nil
+}
+
+const configJSON = `{"db":{"host":"db","port":5432}}`
+
+// TestOverridersPerCluster: each overrider changes exactly what it should in
+// exactly the clusters it targets; deleting a policy rewrites only the
+// objects it changed.
+func TestOverridersPerCluster(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	ns := "ovr"
+	create(t, ctx, c, namespace(ns))
+	deployOverrides := &policyv1alpha1.OverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "deploy-overrides", Namespace: ns},
+		Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{deploymentSelector("web")},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{
+				{TargetCluster: only("member1"), Overriders: policyv1alpha1.Overriders{
+					ImageOverrider:   []policyv1alpha1.ImageOverrider{{Component: policyv1alpha1.Registry, Operator: policyv1alpha1.OverriderOpReplace, Value: "mirror.example.io"}},
+					CommandOverrider: []policyv1alpha1.CommandArgsOverrider{{ContainerName: "nginx", Operator: policyv1alpha1.OverriderOpAdd, Value: []string{"nginx"}}},
+					ArgsOverrider:    []policyv1alpha1.CommandArgsOverrider{{ContainerName: "nginx", Operator: policyv1alpha1.OverriderOpAdd, Value: []string{"-g", "daemon off;"}}},
+				}},
+				{TargetCluster: only("member2"), Overriders: policyv1alpha1.Overriders{
+					LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"tier": "edge"}}},
+					Plaintext:       []policyv1alpha1.PlaintextOverrider{{Path: "/spec/minReadySeconds", Operator: policyv1alpha1.OverriderOpAdd, Value: raw("5")}},
+				}},
+			},
+		},
+	}
+	cmOverrides := &policyv1alpha1.OverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "cm-overrides", Namespace: ns},
+		Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{configMapSelector("cfg")},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{
+				{TargetCluster: only("member1"), Overriders: policyv1alpha1.Overriders{
+					AnnotationsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"note": "one"}}},
+				}},
+				{TargetCluster: only("member2"), Overriders: policyv1alpha1.Overriders{
+					FieldOverrider: []policyv1alpha1.FieldOverrider{{FieldPath: "/data/config.json", JSON: []policyv1alpha1.JSONPatchOperation{
+						{SubPath: "/db/host", Operator: policyv1alpha1.OverriderOpReplace, Value: raw(`"db-2"`)},
+					}}},
+				}},
+			},
+		},
+	}
+	create(t, ctx, c, deployOverrides, cmOverrides,
+		nginx(ns, "web"),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: ns}, Data: map[string]string{"config.json": configJSON}},
+		propagate(ns, "all", deploymentSelector("web"), configMapSelector("cfg")))
+
+	type want struct {
+		image, command, args, tier, note, config, appliedOverrides string
+		minReadySeconds                                            int32
+	}
+	wants := map[string]want{
+		"member1": {image: "mirror.example.io/nginx:1.27", command: "nginx", args: "-g|daemon off;", config: configJSON, note: "one",
+			appliedOverrides: "deploy-overrides"},
+		"member2": {image: "nginx:1.27", tier: "edge", minReadySeconds: 5, config: `{"db":{"host":"db-2","port":5432}}`,
+			appliedOverrides: "deploy-overrides"},
+	}
+	observe := func(m string) (want, string, string, error) {
+		cs := member(t, m)
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return want{}, "", "", err
+		}
+		cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "cfg", metav1.GetOptions{})
+		if err != nil {
+			return want{}, "", "", err
+		}
+		ctr := d.Spec.Template.Spec.Containers[0]
+		return want{
+			image: ctr.Image, command: strings.Join(ctr.Command, "|"), args: strings.Join(ctr.Args, "|"),
+			tier: d.Labels["tier"], note: cm.Annotations["note"], config: cm.Data["config.json"],
+			appliedOverrides: d.Annotations[overridemanager.AppliedOverridesAnnotation], minReadySeconds: d.Spec.MinReadySeconds,
+		}, fmt.Sprintf("generation %d hash %s", d.Generation, d.Annotations[names.ManifestHashAnnotation]), cm.ResourceVersion, nil
+	}
+	deployRV := map[string]string{}
+	for _, m := range members {
+		framework.Eventually(t, 90*time.Second, "overridden Deployment and ConfigMap in "+m, func() (bool, string) {
+			got, drv, _, err := observe(m)
+			if err != nil {
+				return false, err.Error()
+			}
+			deployRV[m] = drv
+			return got == wants[m], fmt.Sprintf("got %+v, want %+v", got, wants[m])
+		})
+	}
+	// The template itself is untouched.
+	var tmpl appsv1.Deployment
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	if img := tmpl.Spec.Template.Spec.Containers[0].Image; img != "nginx:1.27" {
+		t.Errorf("template image changed to %q", img)
+	}
+
+	// Deleting the ConfigMap policy restores the ConfigMaps and leaves the
+	// Deployments alone.
+	if err := c.Delete(ctx, cmOverrides); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		framework.Eventually(t, 60*time.Second, "ConfigMap in "+m+" back to the template", func() (bool, string) {
+			got, _, _, err := observe(m)
+			if err != nil {
+				return false, err.Error()
+			}
+			return got.note == "" && got.config == configJSON, fmt.Sprintf("note=%q config=%s", got.note, got.config)
+		})
+	}
+	// The member's own controllers update the Deployments' status; atoll
+	// rewriting them would change their generation and manifest hash.
+	time.Sleep(2 * time.Second) // let any stray rewrite land before checking
+	for _, m := range members {
+		_, drv, _, err := observe(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if drv != deployRV[m] {
+			t.Errorf("Deployment in %s was rewritten (%s → %s) by a change to a ConfigMap policy", m, deployRV[m], drv)
+		}
+	}
+}
+
+// TestNamespacedPolicyWinsOverClusterPolicy: a ClusterOverridePolicy and an
+// OverridePolicy set the same label; the OverridePolicy is applied after it
+// and wins, even though the cluster policy's selector is more specific.
+func TestNamespacedPolicyWinsOverClusterPolicy(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	c := world.Client(t)
+	ns := "order"
+	create(t, ctx, c, namespace(ns))
+	setTier := func(v string) []policyv1alpha1.RuleWithCluster {
+		return []policyv1alpha1.RuleWithCluster{{Overriders: policyv1alpha1.Overriders{
+			LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"tier": v}}}}}}
+	}
+	byName := deploymentSelector("web")
+	byName.Namespace = ns
+	create(t, ctx, c,
+		&policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: "order-cluster"},
+			Spec: policyv1alpha1.OverrideSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{byName}, OverrideRules: setTier("cluster")}},
+		&policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: "order-ns", Namespace: ns},
+			Spec: policyv1alpha1.OverrideSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}}, OverrideRules: setTier("namespaced")}},
+		nginx(ns, "web"),
+		propagate(ns, "web", deploymentSelector("web")))
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), &policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: "order-cluster"}})
+	})
+	for _, m := range members {
+		framework.Eventually(t, 90*time.Second, "namespaced label in "+m, func() (bool, string) {
+			d, err := member(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			a := d.Annotations
+			return d.Labels["tier"] == "namespaced" && a[overridemanager.AppliedClusterOverridesAnnotation] == "order-cluster" &&
+					a[overridemanager.AppliedOverridesAnnotation] == "order-ns",
+				fmt.Sprintf("tier=%q annotations=%v", d.Labels["tier"], a)
+		})
+	}
+}
+
+// TestBrokenOverrideFailsOnlyItsCluster: a plaintext patch on a missing path
+// for member1 marks member1 applied=false with the policy and path; member2
+// is fine. Fixing the policy heals member1.
+func TestBrokenOverrideFailsOnlyItsCluster(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	c := world.Client(t)
+	ns := "broken"
+	create(t, ctx, c, namespace(ns))
+	op := &policyv1alpha1.OverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx-overrides", Namespace: ns},
+		Spec: policyv1alpha1.OverrideSpec{OverrideRules: []policyv1alpha1.RuleWithCluster{{TargetCluster: only("member1"), Overriders: policyv1alpha1.Overriders{
+			Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: "/spec/replicas2", Operator: policyv1alpha1.OverriderOpReplace, Value: raw("3")}}}}}},
+	}
+	create(t, ctx, c, op, nginx(ns, "web"), propagate(ns, "web", deploymentSelector("web")))
+	framework.Eventually(t, 90*time.Second, "member1 failed naming the policy and path, member2 applied", func() (bool, string) {
+		rb, err := binding(t, ctx, c, ns, "Deployment", "web")
+		if err != nil {
+			return false, err.Error()
+		}
+		m1, m2 := item(rb, "member1"), item(rb, "member2")
+		if m1 == nil || m2 == nil {
+			return false, fmt.Sprintf("aggregatedStatus %+v", rb.Status.AggregatedStatus)
+		}
+		wantMsg := "OverridePolicy broken/nginx-overrides: plaintext replace /spec/replicas2: path not found"
+		return !m1.Applied && strings.Contains(m1.AppliedMessage, wantMsg) && m2.Applied,
+			fmt.Sprintf("member1 %v %q, member2 %v %q", m1.Applied, m1.AppliedMessage, m2.Applied, m2.AppliedMessage)
+	})
+	if _, err := member(t, "member2").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil {
+		t.Errorf("member2 Deployment: %v", err)
+	}
+	if _, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
+		t.Errorf("member1 has the Deployment although its overrides failed")
+	}
+
+	// Fix the path: member1 gets 3 replicas, member2 keeps 1.
+	if err := c.Get(ctx, client.ObjectKeyFromObject(op), op); err != nil {
+		t.Fatal(err)
+	}
+	op.Spec.OverrideRules[0].Overriders.Plaintext[0].Path = "/spec/replicas"
+	if err := c.Update(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 60*time.Second, "member1 3 replicas, member2 1, binding fully applied", func() (bool, string) {
+		rb, err := binding(t, ctx, c, ns, "Deployment", "web")
+		if err != nil {
+			return false, err.Error()
+		}
+		var got []int32
+		for _, m := range members {
+			d, err := member(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			got = append(got, ptr.Deref(d.Spec.Replicas, 0))
+		}
+		applied := item(rb, "member1") != nil && item(rb, "member1").Applied
+		return slices.Equal(got, []int32{3, 1}) && applied, fmt.Sprintf("replicas %v, member1 applied %v", got, applied)
+	})
+}
+
+// TestConflictResolution: a ConfigMap that already exists in member1 and is
+// not atoll's is left alone under Abort and taken over under Overwrite (by
+// the policy or by the template's work.karmada.io/conflict-resolution
+// annotation); the binding status says which.
+func TestConflictResolution(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	c := world.Client(t)
+	ns := "conflict"
+	create(t, ctx, c, namespace(ns))
+	m1 := member(t, "member1")
+	if _, err := m1.CoreV1().Namespaces().Create(ctx, namespace(ns), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm := func(name, value string, annotations map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: annotations}, Data: map[string]string{"k": value}}
+	}
+	for _, name := range []string{"abort", "overwrite", "annotated"} {
+		if _, err := m1.CoreV1().ConfigMaps(ns).Create(ctx, cm(name, "member", nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	abort := propagate(ns, "abort", configMapSelector("abort"), configMapSelector("annotated"))
+	overwrite := propagate(ns, "overwrite", configMapSelector("overwrite"))
+	overwrite.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
+	create(t, ctx, c, abort, overwrite,
+		cm("abort", "template", nil), cm("overwrite", "template", nil),
+		cm("annotated", "template", map[string]string{"work.karmada.io/conflict-resolution": "overwrite"}))
+
+	cases := map[string]struct {
+		wantValue   string
+		wantApplied bool
+		wantMsg     string
+	}{
+		"abort":     {wantValue: "member", wantMsg: "ConfigMap conflict/abort already exists in cluster member1 and is not managed by atoll"},
+		"overwrite": {wantValue: "template", wantApplied: true, wantMsg: "took over existing ConfigMap conflict/overwrite in cluster member1"},
+		"annotated": {wantValue: "template", wantApplied: true, wantMsg: "took over existing ConfigMap conflict/annotated in cluster member1"},
+	}
+	for name, tc := range cases {
+		framework.Eventually(t, 60*time.Second, name+": member1 status and content", func() (bool, string) {
+			rb, err := binding(t, ctx, c, ns, "ConfigMap", name)
+			if err != nil {
+				return false, err.Error()
+			}
+			it := item(rb, "member1")
+			if it == nil {
+				return false, "no member1 status yet"
+			}
+			got, err := m1.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			m2 := item(rb, "member2")
+			return got.Data["k"] == tc.wantValue && it.Applied == tc.wantApplied && strings.Contains(it.AppliedMessage, tc.wantMsg) && m2 != nil && m2.Applied,
+				fmt.Sprintf("value=%q applied=%v message=%q member2=%+v", got.Data["k"], it.Applied, it.AppliedMessage, m2)
+		})
+	}
+	// Abort never labels the member's object as atoll's.
+	got, err := m1.CoreV1().ConfigMaps(ns).Get(ctx, "abort", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels[names.ManagedLabel] != "" {
+		t.Errorf("Abort labelled the existing ConfigMap: %v", got.Labels)
+	}
+}
