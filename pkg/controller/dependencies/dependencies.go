@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -115,7 +116,15 @@ func metadataOf(kind string) *metav1.PartialObjectMetadata {
 	return m
 }
 
-func isAttached(b client.Object) bool { return b.GetLabels()[names.AttachedLabel] == "true" }
+// isAttached reports whether b is an attached binding this controller
+// manages: labelled so, and not claimed by a policy since (the detector then
+// adopts the binding and the scheduler places it by the policy).
+func isAttached(b client.Object) bool {
+	l := b.GetLabels()
+	return l[names.AttachedLabel] == "true" &&
+		l[policyv1alpha1.PropagationPolicyPermanentIDLabel] == "" &&
+		l[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] == ""
+}
 
 func indexRequiredBy(o client.Object) []string {
 	b, ok := o.(*workv1alpha2.ResourceBinding)
@@ -129,17 +138,19 @@ func indexRequiredBy(o client.Object) []string {
 	return out
 }
 
-// mapBinding: a binding reconciles itself; an attached binding its
-// requirers (so one changed or deleted by someone else is restored).
+// mapBinding: a binding reconciles itself, and a binding with requirers
+// (attached, or a dependency's own binding that lists them) its requirers,
+// so an attached binding changed or deleted by someone else is restored,
+// and one its policy released (the detector deletes it) is attached again.
 func (r *reconciler) mapBinding(_ context.Context, o client.Object) []reconcile.Request {
 	b, ok := o.(*workv1alpha2.ResourceBinding)
 	if !ok {
 		return nil
 	}
+	out := make([]reconcile.Request, 0, len(b.Spec.RequiredBy)+1)
 	if !isAttached(b) {
-		return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(b)}}
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)})
 	}
-	out := make([]reconcile.Request, 0, len(b.Spec.RequiredBy))
 	for _, s := range b.Spec.RequiredBy {
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: s.Name}})
 	}
@@ -246,6 +257,7 @@ func (r *reconciler) dependenciesOf(ctx context.Context, b *workv1alpha2.Resourc
 	if err != nil {
 		return nil, fmt.Errorf("binding %s: mapping %s: %w", key, gk, err)
 	}
+	templateReads.Inc()
 	t, err := r.dynamic.Resource(mapping.Resource).Namespace(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil // the detector deletes the binding
@@ -318,6 +330,7 @@ func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 		if err := r.client.Create(ctx, a, client.FieldOwner(names.FieldManager)); err != nil {
 			return true, fmt.Errorf("creating attached binding %s: %w", key, err)
 		}
+		attachedWritten.WithLabelValues("create").Inc()
 		klog.FromContext(ctx).V(1).Info("Attached binding created", "binding", key, "requiredBy", klog.KObj(b))
 		return true, nil
 	}
@@ -357,6 +370,7 @@ func (r *reconciler) detach(ctx context.Context, a *workv1alpha2.ResourceBinding
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting attached binding %s: %w", klog.KObj(a), err)
 		}
+		attachedWritten.WithLabelValues("delete").Inc()
 		klog.FromContext(ctx).V(1).Info("Attached binding deleted", "binding", klog.KObj(a))
 		return nil
 	}
@@ -374,6 +388,7 @@ func (r *reconciler) patch(ctx context.Context, existing, updated *workv1alpha2.
 	if err := r.client.Patch(ctx, updated, p, client.FieldOwner(names.FieldManager)); err != nil {
 		return fmt.Errorf("updating attached binding %s: %w", klog.KObj(existing), err)
 	}
+	attachedWritten.WithLabelValues("update").Inc()
 	klog.FromContext(ctx).V(1).Info("Attached binding updated", "binding", klog.KObj(existing), "clusters", len(updated.Spec.Clusters))
 	return nil
 }

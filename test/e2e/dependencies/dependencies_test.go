@@ -242,3 +242,35 @@ func TestPropagateDeps(t *testing.T) {
 		return len(left) == 0, fmt.Sprint(left)
 	})
 }
+
+// TestDependencyWithOwnPolicy: a ConfigMap its own policy propagates is
+// not attached to the workload requiring it: it goes where its policy says.
+func TestDependencyWithOwnPolicy(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	ns := "deps-own"
+	createNamespace(t, ctx, c, ns)
+	create(t, ctx, c,
+		policy(ns, "own", false, "member2", selectKind("v1", "ConfigMap", "own")),
+		configMap(ns, "own", "v1"),
+	)
+	expect(ctx, t, ns, "ConfigMap", "own", "v1", "member2")
+	create(t, ctx, c,
+		deployment(ns, "user", 1, []string{"own"}, nil),
+		policy(ns, "user", true, "member1", selectKind("apps/v1", "Deployment", "user")),
+	)
+	expect(ctx, t, ns, "Deployment", "user", "", "member1")
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+		got, err := where(ctx, t, ns, "ConfigMap", "own")
+		if err == nil && fmt.Sprint(got) != fmt.Sprint(map[string]string{"member2": "v1"}) {
+			t.Fatalf("ConfigMap own is in %v, want member2 only (its own policy)", got)
+		}
+	}
+	var b workv1alpha2.ResourceBinding
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("ConfigMap", "own")}, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Labels[names.AttachedLabel] != "" || len(b.Spec.RequiredBy) != 0 {
+		t.Errorf("the ConfigMap's own binding was attached: labels %v, requiredBy %+v", b.Labels, b.Spec.RequiredBy)
+	}
+}
