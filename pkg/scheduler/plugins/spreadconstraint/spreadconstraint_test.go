@@ -170,3 +170,78 @@ func TestFilter(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSelect checks the selection invariants for random clusters and
+// constraints: a result never exceeds any maxGroups, always reaches every
+// minGroups, holds only candidates, once each; and an Unschedulable
+// answer for a single constraint means there were fewer groups than
+// minGroups.
+func FuzzSelect(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5}, uint8(2), uint8(2), uint8(0), uint8(3), false)
+	f.Add([]byte{7, 7, 7, 1}, uint8(3), uint8(0), uint8(1), uint8(2), true)
+	f.Fuzz(func(t *testing.T, raw []byte, regionMin, regionMax, clusterMin, clusterMax uint8, byLabel bool) {
+		if len(raw) > 16 {
+			raw = raw[:16]
+		}
+		var candidates []framework.ClusterScore
+		for i, b := range raw {
+			w := utiltesting.MakeCluster(string(rune('a'+i))).Region(string(rune('p'+b%4))).Label("team", string(rune('x'+b/4%3)))
+			candidates = append(candidates, framework.ClusterScore{Cluster: w.Obj(), Score: int64(b % 3)})
+		}
+		for i := range candidates {
+			for j := i + 1; j < len(candidates); j++ {
+				if candidates[j].Score > candidates[i].Score {
+					candidates[i], candidates[j] = candidates[j], candidates[i]
+				}
+			}
+		}
+		first := policyv1alpha1.SpreadConstraint{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: int32(regionMin % 5), MaxGroups: int32(regionMax % 5)}
+		if byLabel {
+			first = policyv1alpha1.SpreadConstraint{SpreadByLabel: "team", MinGroups: first.MinGroups, MaxGroups: first.MaxGroups}
+		}
+		constraints := []policyv1alpha1.SpreadConstraint{first,
+			{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: int32(clusterMin % 5), MaxGroups: int32(clusterMax % 6)}}
+		for _, c := range constraints {
+			if c.MaxGroups > 0 && c.MinGroups > c.MaxGroups {
+				return // rejected by the API
+			}
+		}
+		p := utiltesting.MakePlacement().Obj()
+		p.SpreadConstraints = constraints
+		b := utiltesting.MakeBinding("web", "ns").Replicas(1).Placement(p).Obj()
+		sc := framework.NewSchedulingContext(&framework.BindingView{Spec: &b.Spec}, nil)
+		got, st := SpreadConstraint{}.Select(context.Background(), sc, candidates)
+		if st.Code() == framework.Error {
+			t.Fatalf("error: %s", st.Message())
+		}
+		if st.Code() == framework.Unschedulable {
+			if !limits(constraints) {
+				t.Fatalf("unschedulable without a limiting constraint: %s", st.Message())
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, c := range got {
+			if seen[c.Name] {
+				t.Fatalf("%s selected twice", c.Name)
+			}
+			seen[c.Name] = true
+		}
+		for _, c := range constraints {
+			groups := map[string]bool{}
+			for _, cl := range got {
+				groups[GroupOf(cl, c)] = true
+			}
+			n := int32(len(groups))
+			if c.MaxGroups > 0 && n > c.MaxGroups {
+				t.Fatalf("%s: %d groups > maxGroups %d: %v", Describe(c), n, c.MaxGroups, names(got))
+			}
+			if limits(constraints) && n < c.MinGroups {
+				t.Fatalf("%s: %d groups < minGroups %d: %v", Describe(c), n, c.MinGroups, names(got))
+			}
+		}
+		if !limits(constraints) && len(got) != len(candidates) {
+			t.Fatalf("no limiting constraint, but %d of %d selected", len(got), len(candidates))
+		}
+	})
+}
