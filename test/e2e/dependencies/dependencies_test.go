@@ -70,6 +70,11 @@ func deployment(ns, name string, replicas int32, configMaps, secrets []string) *
 	}
 }
 
+func withServiceAccount(d *appsv1.Deployment, sa string) *appsv1.Deployment {
+	d.Spec.Template.Spec.ServiceAccountName = sa
+	return d
+}
+
 func configMap(ns, name, value string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": value}}
 }
@@ -93,8 +98,8 @@ func selectKind(apiVersion, kind, name string) policyv1alpha1.ResourceSelector {
 	return policyv1alpha1.ResourceSelector{APIVersion: apiVersion, Kind: kind, Name: name}
 }
 
-// where lists the members holding object kind/name (ConfigMap, Secret or
-// Deployment) in ns; for a ConfigMap, value is its data["k"] there.
+// where lists the members holding object kind/name (ConfigMap, Secret,
+// ServiceAccount or Deployment) in ns; for a ConfigMap, value is its data["k"] there.
 func where(ctx context.Context, t *testing.T, ns, kind, name string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, m := range members {
@@ -108,6 +113,8 @@ func where(ctx context.Context, t *testing.T, ns, kind, name string) (map[string
 			}
 		case "Secret":
 			_, err = member(t, m).CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+		case "ServiceAccount":
+			_, err = member(t, m).CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
 		case "Deployment":
 			_, err = member(t, m).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 		}
@@ -139,7 +146,8 @@ func expect(ctx context.Context, t *testing.T, ns, kind, name, value string, clu
 	})
 }
 
-// TestPropagateDeps: a Deployment's ConfigMap and Secret go exactly where
+// TestPropagateDeps: a Deployment's ConfigMap, Secret and ServiceAccount go
+// exactly where
 // it goes, move with it, follow content changes, and stay in a cluster as
 // long as another workload there still requires them.
 func TestPropagateDeps(t *testing.T) {
@@ -151,7 +159,8 @@ func TestPropagateDeps(t *testing.T) {
 		configMap(ns, "shared", "v1"), secret(ns, "web-secret"),
 		// A ConfigMap and Secret nobody refers to stay home.
 		configMap(ns, "unused", "v1"), secret(ns, "unused"),
-		deployment(ns, "web", 1, []string{"shared"}, []string{"web-secret"}),
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "web-robot", Namespace: ns}},
+		withServiceAccount(deployment(ns, "web", 1, []string{"shared"}, []string{"web-secret"}), "web-robot"),
 		policy(ns, "web", true, "member1", selectKind("apps/v1", "Deployment", "web")),
 	)
 
@@ -159,6 +168,7 @@ func TestPropagateDeps(t *testing.T) {
 	expect(ctx, t, ns, "Deployment", "web", "", "member1")
 	expect(ctx, t, ns, "ConfigMap", "shared", "v1", "member1")
 	expect(ctx, t, ns, "Secret", "web-secret", "", "member1")
+	expect(ctx, t, ns, "ServiceAccount", "web-robot", "", "member1")
 	var attached workv1alpha2.ResourceBinding
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("ConfigMap", "shared")}, &attached); err != nil {
 		t.Fatalf("attached binding of ConfigMap shared: %v", err)
@@ -192,6 +202,7 @@ func TestPropagateDeps(t *testing.T) {
 	expect(ctx, t, ns, "Deployment", "web", "", "member2")
 	expect(ctx, t, ns, "ConfigMap", "shared", "v2", "member2")
 	expect(ctx, t, ns, "Secret", "web-secret", "", "member2")
+	expect(ctx, t, ns, "ServiceAccount", "web-robot", "", "member2")
 
 	// 4. A second Deployment in member1 requires the shared ConfigMap and
 	// one created after it.
@@ -211,6 +222,7 @@ func TestPropagateDeps(t *testing.T) {
 	}
 	expect(ctx, t, ns, "Deployment", "web", "")
 	expect(ctx, t, ns, "Secret", "web-secret", "")
+	expect(ctx, t, ns, "ServiceAccount", "web-robot", "")
 	expect(ctx, t, ns, "ConfigMap", "shared", "v2", "member1")
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
 		got, err := where(ctx, t, ns, "ConfigMap", "shared")
