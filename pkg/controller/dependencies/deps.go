@@ -46,7 +46,7 @@ func IsWorkload(gk schema.GroupKind) bool {
 // Of returns the dependencies of a workload template, sorted by kind and
 // name, without duplicates: the ConfigMaps, Secrets, PersistentVolumeClaims
 // and ServiceAccount its pod template refers to through volumes (including
-// projected sources), env and envFrom of every container, init container and
+// projected sources and the credentials of storage volumes), env and envFrom of every container, init container and
 // ephemeral container, imagePullSecrets and serviceAccountName. The
 // ServiceAccount "default" is not a dependency: every namespace of every
 // member has its own (Karmada skips it too).
@@ -94,6 +94,8 @@ func fromPodSpec(spec *corev1.PodSpec) []Dependency {
 					add(KindSecret, s.Secret.Name)
 				}
 			}
+		default:
+			add(KindSecret, volumeSecret(&v.VolumeSource))
 		}
 	}
 	containers := func(env []corev1.EnvVar, envFrom []corev1.EnvFromSource) {
@@ -143,4 +145,37 @@ func fromPodSpec(spec *corev1.PodSpec) []Dependency {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// volumeSecret is the Secret a storage volume source refers to for its
+// credentials, "" when none (the sources Kubernetes' VisitPodSecretNames
+// visits, as Karmada's interpreter does).
+func volumeSecret(v *corev1.VolumeSource) string {
+	ref := func(r *corev1.LocalObjectReference) string {
+		if r == nil {
+			return ""
+		}
+		return r.Name
+	}
+	switch {
+	case v.AzureFile != nil:
+		return v.AzureFile.SecretName
+	case v.CephFS != nil:
+		return ref(v.CephFS.SecretRef)
+	case v.Cinder != nil:
+		return ref(v.Cinder.SecretRef)
+	case v.FlexVolume != nil:
+		return ref(v.FlexVolume.SecretRef)
+	case v.RBD != nil:
+		return ref(v.RBD.SecretRef)
+	case v.ScaleIO != nil:
+		return ref(v.ScaleIO.SecretRef)
+	case v.ISCSI != nil:
+		return ref(v.ISCSI.SecretRef)
+	case v.StorageOS != nil:
+		return ref(v.StorageOS.SecretRef)
+	case v.CSI != nil:
+		return ref(v.CSI.NodePublishSecretRef)
+	}
+	return ""
 }

@@ -39,6 +39,10 @@ func fullPodSpec() corev1.PodSpec {
 				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "s-proj"}}},
 			}}}},
 			{Name: "e", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: "f", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d",
+				NodePublishSecretRef: &corev1.LocalObjectReference{Name: "s-csi"}}}},
+			{Name: "g", VolumeSource: corev1.VolumeSource{AzureFile: &corev1.AzureFileVolumeSource{SecretName: "s-azure"}}},
+			{Name: "h", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d"}}},
 		},
 		InitContainers: []corev1.Container{{Name: "init", EnvFrom: []corev1.EnvFromSource{
 			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm-init"}}},
@@ -59,7 +63,7 @@ func TestOf(t *testing.T) {
 	all := []Dependency{
 		{KindConfigMap, "cm-env"}, {KindConfigMap, "cm-init"}, {KindConfigMap, "cm-proj"}, {KindConfigMap, "cm-vol"},
 		{KindPersistentVolumeClaim, "data"},
-		{KindSecret, "pull"}, {KindSecret, "s-env"}, {KindSecret, "s-envfrom"}, {KindSecret, "s-proj"}, {KindSecret, "s-vol"},
+		{KindSecret, "pull"}, {KindSecret, "s-azure"}, {KindSecret, "s-csi"}, {KindSecret, "s-env"}, {KindSecret, "s-envfrom"}, {KindSecret, "s-proj"}, {KindSecret, "s-vol"},
 		{KindServiceAccount, "robot"},
 	}
 	defaultSA := fullPodSpec()

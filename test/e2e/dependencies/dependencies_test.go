@@ -147,9 +147,8 @@ func expect(ctx context.Context, t *testing.T, ns, kind, name, value string, clu
 }
 
 // TestPropagateDeps: a Deployment's ConfigMap, Secret and ServiceAccount go
-// exactly where
-// it goes, move with it, follow content changes, and stay in a cluster as
-// long as another workload there still requires them.
+// exactly where it goes, move with it, follow content changes, and stay in
+// a cluster as long as another workload there still requires them.
 func TestPropagateDeps(t *testing.T) {
 	ctx := framework.Context(t, 6*time.Minute)
 	c := world.Client(t)
