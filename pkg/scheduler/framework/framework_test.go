@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/scheduler/framework"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
@@ -267,6 +268,113 @@ func TestNew(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, fw.PluginNames()); diff != "" {
 				t.Errorf("plugins (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// namesFilter keeps the clusters the attempt's affinity names, and fails
+// with an Error status when the affinity names "broken".
+type namesFilter struct{}
+
+func (namesFilter) Name() string { return "Names" }
+func (namesFilter) Filter(_ context.Context, sc *framework.SchedulingContext, c *clusterv1alpha1.Cluster) *framework.Status {
+	if sc.ClusterAffinity == nil || slices.Contains(sc.ClusterAffinity.ClusterNames, c.Name) {
+		return nil
+	}
+	if slices.Contains(sc.ClusterAffinity.ClusterNames, "broken") {
+		return framework.NewStatus(framework.Error, "broken term")
+	}
+	return framework.NewStatus(framework.Unschedulable, "cluster(s) not named")
+}
+
+func TestScheduleAffinityTerms(t *testing.T) {
+	term := func(_ string, clusters ...string) policyv1alpha1.ClusterAffinity { // the name only reads well
+		return policyv1alpha1.ClusterAffinity{ClusterNames: clusters}
+	}
+	cases := map[string]struct {
+		placement    *policyv1alpha1.Placement
+		observed     string
+		want         []workv1alpha2.TargetCluster
+		wantAffinity string
+		wantFitErr   string
+		wantErr      bool
+	}{
+		"the first term that fits": {
+			placement:    utiltesting.MakePlacement().AffinityTerm("a", term("a", "x")).AffinityTerm("b", term("b", "y")).Obj(),
+			want:         []workv1alpha2.TargetCluster{{Name: "x", Replicas: 1}},
+			wantAffinity: "a",
+		},
+		"falls to the next term on a fit error": {
+			placement:    utiltesting.MakePlacement().AffinityTerm("a", term("a", "nowhere")).AffinityTerm("b", term("b", "y")).Obj(),
+			want:         []workv1alpha2.TargetCluster{{Name: "y", Replicas: 1}},
+			wantAffinity: "b",
+		},
+		"starts from the observed term": {
+			placement:    utiltesting.MakePlacement().AffinityTerm("a", term("a", "x")).AffinityTerm("b", term("b", "y")).Obj(),
+			observed:     "b",
+			want:         []workv1alpha2.TargetCluster{{Name: "y", Replicas: 1}},
+			wantAffinity: "b",
+		},
+		"an unknown observed term starts from the first": {
+			placement:    utiltesting.MakePlacement().AffinityTerm("a", term("a", "x")).AffinityTerm("b", term("b", "y")).Obj(),
+			observed:     "gone",
+			want:         []workv1alpha2.TargetCluster{{Name: "x", Replicas: 1}},
+			wantAffinity: "a",
+		},
+		"no term fits: every term in the message, the starting term kept": {
+			placement:    utiltesting.MakePlacement().AffinityTerm("a", term("a", "p")).AffinityTerm("b", term("b", "q")).Obj(),
+			wantFitErr:   `no clusterAffinities term fits: term "a": 0/2 clusters are available: 2 cluster(s) not named; term "b": 0/2 clusters are available: 2 cluster(s) not named.`,
+			wantAffinity: "a",
+		},
+		"an error does not fall through": {
+			placement:    utiltesting.MakePlacement().AffinityTerm("a", term("a", "broken")).AffinityTerm("b", term("b", "y")).Obj(),
+			wantErr:      true,
+			wantAffinity: "a",
+		},
+		"clusterAffinity wins over clusterAffinities": {
+			placement: func() *policyv1alpha1.Placement {
+				p := utiltesting.MakePlacement().ClusterNames("y").AffinityTerm("a", term("a", "x")).Obj()
+				return p
+			}(),
+			want: []workv1alpha2.TargetCluster{{Name: "y", Replicas: 1}},
+		},
+	}
+	fw, err := framework.NewWithPlugins(namesFilter{}, reverseAssign{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := utiltesting.MakeBinding("web", "ns").Replicas(1).Placement(tc.placement).ObservedAffinityName(tc.observed).Obj()
+			sc := framework.NewSchedulingContext(&framework.BindingView{Spec: &b.Spec, Status: &b.Status}, clusters("x", "y"))
+			res, err := fw.Schedule(context.Background(), sc)
+			if sc.AffinityName != tc.wantAffinity {
+				t.Errorf("AffinityName = %q, want %q", sc.AffinityName, tc.wantAffinity)
+			}
+			var fitErr *framework.FitError
+			switch {
+			case tc.wantFitErr != "":
+				if !errors.As(err, &fitErr) || err.Error() != tc.wantFitErr {
+					t.Fatalf("err = %v, want fit error %s", err, tc.wantFitErr)
+				}
+				if fitErr.Reason() != workv1alpha2.BindingReasonNoClusterFit {
+					t.Errorf("reason %s", fitErr.Reason())
+				}
+				return
+			case tc.wantErr:
+				if err == nil || errors.As(err, &fitErr) {
+					t.Fatalf("err = %v, want a scheduler error", err)
+				}
+				return
+			case err != nil:
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, res.Clusters); diff != "" {
+				t.Errorf("clusters (-want +got):\n%s", diff)
+			}
+			if res.AffinityName != tc.wantAffinity {
+				t.Errorf("Result.AffinityName = %q, want %q", res.AffinityName, tc.wantAffinity)
 			}
 		})
 	}
