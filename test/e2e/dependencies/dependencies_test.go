@@ -285,3 +285,37 @@ func TestDependencyWithOwnPolicy(t *testing.T) {
 		t.Errorf("the ConfigMap's own binding was attached: labels %v, requiredBy %+v", b.Labels, b.Spec.RequiredBy)
 	}
 }
+
+// TestPropagateDepsTurnedOff: when the workload's policy stops propagating
+// dependencies, they are withdrawn while the workload stays; turned on
+// again, they come back.
+func TestPropagateDepsTurnedOff(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	ns := "deps-off"
+	createNamespace(t, ctx, c, ns)
+	create(t, ctx, c,
+		configMap(ns, "solo-config", "v1"),
+		deployment(ns, "solo", 1, []string{"solo-config"}, nil),
+		policy(ns, "solo", true, "member2", selectKind("apps/v1", "Deployment", "solo")),
+	)
+	expect(ctx, t, ns, "Deployment", "solo", "", "member2")
+	expect(ctx, t, ns, "ConfigMap", "solo-config", "v1", "member2")
+
+	setPropagateDeps := func(on bool) {
+		t.Helper()
+		pp := &policyv1alpha1.PropagationPolicy{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "solo"}, pp); err != nil {
+			t.Fatal(err)
+		}
+		pp.Spec.PropagateDeps = on
+		if err := c.Update(ctx, pp); err != nil {
+			t.Fatalf("updating policy solo: %v", err)
+		}
+	}
+	setPropagateDeps(false)
+	expect(ctx, t, ns, "ConfigMap", "solo-config", "v1")
+	expect(ctx, t, ns, "Deployment", "solo", "", "member2")
+	setPropagateDeps(true)
+	expect(ctx, t, ns, "ConfigMap", "solo-config", "v1", "member2")
+}
