@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
@@ -76,6 +77,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			))).
 			Watches(&policyv1alpha1.OverridePolicy{}, r.overrideHandler()).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, r.overrideHandler()).
+			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			Complete(r)
 		if err != nil {
 			return fmt.Errorf("setting up the %s executor: %w", kind.name(), err)

@@ -4,9 +4,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 )
 
 func TestConflictResolution(t *testing.T) {
@@ -30,6 +34,28 @@ func TestConflictResolution(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, conflictResolution(u, tc.policy)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSelectableChanged(t *testing.T) {
+	base := utiltesting.MakeCluster("member1").Label("env", "prod").Region("eu").Zones("a")
+	cases := map[string]struct {
+		changed *clusterv1alpha1.Cluster
+		want    bool
+	}{
+		"nothing":   {changed: base.Obj(), want: false},
+		"label":     {changed: utiltesting.MakeCluster("member1").Label("env", "dev").Region("eu").Zones("a").Obj(), want: true},
+		"region":    {changed: utiltesting.MakeCluster("member1").Label("env", "prod").Region("us").Zones("a").Obj(), want: true},
+		"zones":     {changed: utiltesting.MakeCluster("member1").Label("env", "prod").Region("eu").Zones("a", "b").Obj(), want: true},
+		"taint":     {changed: utiltesting.MakeCluster("member1").Label("env", "prod").Region("eu").Zones("a").Taint("k", "v", corev1.TaintEffectNoSchedule).Obj(), want: false},
+		"condition": {changed: utiltesting.MakeCluster("member1").Label("env", "prod").Region("eu").Zones("a").Condition("Ready", metav1.ConditionFalse, "Down").Obj(), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := selectableChanged(base.Obj(), tc.changed); got != tc.want {
+				t.Errorf("selectableChanged = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -35,7 +35,7 @@ func (namespacedKind) list(ctx context.Context, c client.Client, ns string) ([]b
 	}
 	out := make([]bindingRef, 0, len(l.Items))
 	for i := range l.Items {
-		out = append(out, bindingRef{key: client.ObjectKeyFromObject(&l.Items[i]), resource: l.Items[i].Spec.Resource})
+		out = append(out, refOf(&l.Items[i], &l.Items[i].Spec))
 	}
 	return out, nil
 }
@@ -63,7 +63,7 @@ func (clusterKind) list(ctx context.Context, c client.Client, ns string) ([]bind
 	}
 	out := make([]bindingRef, 0, len(l.Items))
 	for i := range l.Items {
-		out = append(out, bindingRef{key: client.ObjectKeyFromObject(&l.Items[i]), resource: l.Items[i].Spec.Resource})
+		out = append(out, refOf(&l.Items[i], &l.Items[i].Spec))
 	}
 	return out, nil
 }

@@ -3,6 +3,8 @@ package binding
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -120,10 +122,69 @@ func (r *reconciler) enqueueForPolicy(ctx context.Context, q workqueue.TypedRate
 	}
 }
 
-// bindingRef is what the override handler needs of a binding.
+// clusterHandler enqueues, when a Cluster's labels or the fields a
+// targetCluster can select by (provider, region, zones) change, the
+// bindings placed on that cluster, provided any override policy exists.
+// Taints and status changes do not enqueue anything.
+func (r *reconciler) clusterHandler() handler.EventHandler {
+	return handler.Funcs{
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			old, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+			cur, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+			if !ok1 || !ok2 || !selectableChanged(old, cur) {
+				return
+			}
+			r.enqueueForCluster(ctx, q, cur.Name)
+		},
+	}
+}
+
+// selectableChanged reports whether what a targetCluster selects by
+// differs between two versions of a Cluster.
+func selectableChanged(a, b *clusterv1alpha1.Cluster) bool {
+	return !maps.Equal(a.Labels, b.Labels) || a.Spec.Provider != b.Spec.Provider || a.Spec.Region != b.Spec.Region ||
+		a.Spec.Zone != b.Spec.Zone || !slices.Equal(a.Spec.Zones, b.Spec.Zones)
+}
+
+func (r *reconciler) enqueueForCluster(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], cluster string) {
+	var cops policyv1alpha1.ClusterOverridePolicyList
+	var ops policyv1alpha1.OverridePolicyList
+	if err := r.client.List(ctx, &cops); err != nil {
+		klog.FromContext(ctx).Error(err, "Listing ClusterOverridePolicies for a cluster change")
+		return
+	}
+	if err := r.client.List(ctx, &ops); err != nil {
+		klog.FromContext(ctx).Error(err, "Listing OverridePolicies for a cluster change")
+		return
+	}
+	if len(cops.Items) == 0 && len(ops.Items) == 0 {
+		return
+	}
+	refs, err := r.kind.list(ctx, r.client, "")
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Listing bindings for a cluster change")
+		return
+	}
+	for _, ref := range refs {
+		if slices.Contains(ref.clusters, cluster) {
+			q.Add(reconcile.Request{NamespacedName: ref.key})
+		}
+	}
+}
+
+// bindingRef is what the override handlers need of a binding.
 type bindingRef struct {
 	key      types.NamespacedName
 	resource workv1alpha2.ObjectReference
+	clusters []string
+}
+
+func refOf(b client.Object, spec *workv1alpha2.ResourceBindingSpec) bindingRef {
+	ref := bindingRef{key: client.ObjectKeyFromObject(b), resource: spec.Resource}
+	for _, t := range spec.Clusters {
+		ref.clusters = append(ref.clusters, t.Name)
+	}
+	return ref
 }
 
 func (r *reconciler) overrideFailed(b client.Object, cluster string, err error) {

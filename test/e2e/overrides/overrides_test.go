@@ -12,10 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/overridemanager"
@@ -381,4 +383,65 @@ func TestConflictResolution(t *testing.T) {
 	if got.Labels[names.ManagedLabel] != "" {
 		t.Errorf("Abort labelled the existing ConfigMap: %v", got.Labels)
 	}
+}
+
+// TestTargetClusterFollowsClusterLabels: a rule selecting clusters by label
+// applies to a cluster once it gets the label and stops when it loses it.
+// (Other events, such as member status churn, also re-sync the binding, so
+// this checks the behaviour, not the executor's Cluster watch alone; that
+// watch's filter has a unit test.)
+func TestTargetClusterFollowsClusterLabels(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	c := world.Client(t)
+	ns := "bylabel"
+	create(t, ctx, c, namespace(ns))
+	create(t, ctx, c,
+		&policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: "canary", Namespace: ns},
+			Spec: policyv1alpha1.OverrideSpec{OverrideRules: []policyv1alpha1.RuleWithCluster{{
+				TargetCluster: &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"ovr-canary": "true"}}},
+				Overriders: policyv1alpha1.Overriders{ImageOverrider: []policyv1alpha1.ImageOverrider{
+					{Component: policyv1alpha1.Tag, Operator: policyv1alpha1.OverriderOpReplace, Value: "1.28-canary"}}},
+			}}}},
+		nginx(ns, "web"), propagate(ns, "web", deploymentSelector("web")))
+	images := func() (string, error) {
+		var out []string
+		for _, m := range members {
+			d, err := member(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			out = append(out, d.Spec.Template.Spec.Containers[0].Image)
+		}
+		return strings.Join(out, " "), nil
+	}
+	expect := func(want string) {
+		t.Helper()
+		framework.Eventually(t, 60*time.Second, "images "+want, func() (bool, string) {
+			got, err := images()
+			if err != nil {
+				return false, err.Error()
+			}
+			return got == want, got
+		})
+	}
+	label := func(value *string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"metadata":{"labels":{"ovr-canary":%s}}}`, "null")
+		if value != nil {
+			patch = fmt.Sprintf(`{"metadata":{"labels":{"ovr-canary":%q}}}`, *value)
+		}
+		cl := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}}
+		if err := c.Patch(ctx, cl, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		cl := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}}
+		_ = c.Patch(context.Background(), cl, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"ovr-canary":null}}}`)))
+	})
+	expect("nginx:1.27 nginx:1.27")
+	label(ptr.To("true"))
+	expect("nginx:1.27 nginx:1.28-canary")
+	label(nil)
+	expect("nginx:1.27 nginx:1.27")
 }
