@@ -97,7 +97,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	newStatus.AggregatedStatus = nil
 	allApplied, allCurrent := len(results) > 0, true
 	var reflected []map[string]any
-	var failed []string
+	var failed, reasons []string
 	for _, res := range results {
 		newStatus.AggregatedStatus = append(newStatus.AggregatedStatus, res.item)
 		if res.err != nil {
@@ -106,6 +106,9 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		if !res.item.Applied {
 			allApplied = false
 			failed = append(failed, res.item.ClusterName)
+			if res.item.AppliedMessage != "" {
+				reasons = append(reasons, res.item.AppliedMessage)
+			}
 		}
 		allCurrent = allCurrent && res.current
 		if res.reflected != nil {
@@ -128,6 +131,9 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	case !allApplied:
 		cond.Status, cond.Reason = metav1.ConditionFalse, "FullyAppliedFailed"
 		cond.Message = fmt.Sprintf("Failed to apply to cluster(s) %v", failed)
+		if len(reasons) > 0 {
+			cond.Message = truncate(cond.Message+": "+strings.Join(reasons, "; "), maxConditionMessage)
+		}
 	}
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
 
@@ -581,6 +587,17 @@ func normalizeNumber(v any) any {
 }
 
 func ptrTrue(b *bool) bool { return b != nil && *b }
+
+// maxConditionMessage bounds the FullyApplied message, which lists the
+// failing clusters' reasons.
+const maxConditionMessage = 2048
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
 
 // waitSynced gives a member informer that was just started a moment to list
 // before the binding is retried with backoff.

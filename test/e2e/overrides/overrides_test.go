@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -283,8 +284,10 @@ func TestBrokenOverrideFailsOnlyItsCluster(t *testing.T) {
 			return false, fmt.Sprintf("aggregatedStatus %+v", rb.Status.AggregatedStatus)
 		}
 		wantMsg := "OverridePolicy broken/nginx-overrides: plaintext replace /spec/replicas2: path not found"
-		return !m1.Applied && strings.Contains(m1.AppliedMessage, wantMsg) && m2.Applied,
-			fmt.Sprintf("member1 %v %q, member2 %v %q", m1.Applied, m1.AppliedMessage, m2.Applied, m2.AppliedMessage)
+		cond := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.FullyApplied)
+		condOK := cond != nil && cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, wantMsg)
+		return !m1.Applied && strings.Contains(m1.AppliedMessage, wantMsg) && m2.Applied && condOK,
+			fmt.Sprintf("member1 %v %q, member2 %v %q, FullyApplied %+v", m1.Applied, m1.AppliedMessage, m2.Applied, m2.AppliedMessage, cond)
 	})
 	if _, err := member(t, "member2").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil {
 		t.Errorf("member2 Deployment: %v", err)
