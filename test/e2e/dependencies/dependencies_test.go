@@ -284,6 +284,23 @@ func TestDependencyWithOwnPolicy(t *testing.T) {
 	if b.Labels[names.AttachedLabel] != "" || len(b.Spec.RequiredBy) != 0 {
 		t.Errorf("the ConfigMap's own binding was attached: labels %v, requiredBy %+v", b.Labels, b.Spec.RequiredBy)
 	}
+
+	// The other order: an attached dependency that a policy claims later
+	// goes where the policy says; released by the policy, it follows its
+	// workload again.
+	create(t, ctx, c,
+		configMap(ns, "adopted", "v1"),
+		deployment(ns, "user2", 1, []string{"adopted"}, nil),
+		policy(ns, "user2", true, "member1", selectKind("apps/v1", "Deployment", "user2")),
+	)
+	expect(ctx, t, ns, "ConfigMap", "adopted", "v1", "member1")
+	own := policy(ns, "adopted", false, "member2", selectKind("v1", "ConfigMap", "adopted"))
+	create(t, ctx, c, own)
+	expect(ctx, t, ns, "ConfigMap", "adopted", "v1", "member2")
+	if err := c.Delete(ctx, own); err != nil {
+		t.Fatalf("deleting policy adopted: %v", err)
+	}
+	expect(ctx, t, ns, "ConfigMap", "adopted", "v1", "member1")
 }
 
 // TestPropagateDepsTurnedOff: when the workload's policy stops propagating
