@@ -75,13 +75,20 @@ func Render(template *unstructured.Unstructured, replicas *int64) *unstructured.
 	gk := out.GroupVersionKind().GroupKind()
 	prune(gk, out)
 	if HasReplicas(gk) {
-		if _, retain := template.GetLabels()[RetainReplicasLabel]; retain {
+		if RetainsReplicas(template) {
 			unstructured.RemoveNestedField(out.Object, "spec", "replicas")
 		} else if replicas != nil {
 			_ = unstructured.SetNestedField(out.Object, *replicas, "spec", "replicas")
 		}
 	}
 	return out
+}
+
+// RetainsReplicas reports whether the members own spec.replicas of this
+// template (a member HPA scales it).
+func RetainsReplicas(template *unstructured.Unstructured) bool {
+	_, retain := template.GetLabels()[RetainReplicasLabel]
+	return retain && HasReplicas(template.GroupVersionKind().GroupKind())
 }
 
 // prune drops the fields a member allocates or owns for kind.

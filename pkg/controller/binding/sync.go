@@ -273,6 +273,9 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if err := r.ensureNamespace(ctx, member, cluster, desired.GetNamespace()); err != nil {
 		return fail(err)
 	}
+	if interpreter.RetainsReplicas(template) {
+		keepReplicas(desired, live, replicas)
+	}
 	force := true
 	applied, err := member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace()).Apply(ctx, desired.GetName(), desired,
 		metav1.ApplyOptions{FieldManager: names.FieldManager, Force: force})
@@ -605,4 +608,23 @@ func waitSynced(ctx context.Context, member *clustercache.Member, gvr schema.Gro
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return cache.WaitForCacheSync(ctx.Done(), func() bool { return member.HasSynced(gvr) })
+}
+
+// keepReplicas fills spec.replicas of a workload whose members own its
+// replicas (a member HPA scales it): the member's current value when the
+// object exists, the template's share when atoll creates it. Applying the
+// field keeps atoll a co-owner at the member's value; omitting it would make
+// server-side apply remove a field atoll alone owned, resetting the member
+// to one replica. The manifest hash is computed before this, so HPA scaling
+// never causes a re-apply.
+func keepReplicas(desired, live *unstructured.Unstructured, share *int64) {
+	if live != nil {
+		if n, found, _ := unstructured.NestedInt64(live.Object, "spec", "replicas"); found {
+			_ = unstructured.SetNestedField(desired.Object, n, "spec", "replicas")
+		}
+		return
+	}
+	if share != nil {
+		_ = unstructured.SetNestedField(desired.Object, *share, "spec", "replicas")
+	}
 }

@@ -3,7 +3,6 @@ package dependencies
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -141,17 +140,10 @@ func TestMemberHPAOwnsReplicas(t *testing.T) {
 // TestRetainReplicasAddedLater: a Deployment atoll has been applying with
 // spec.replicas gets the retain-replicas label (an HPA appears, or the user
 // labels it). The member keeps its replica count: the label only hands
-// spec.replicas over, it must not reset it.
-//
-// Known bug (executor, pkg/controller/binding): atoll is the only field
-// manager of the member's spec.replicas (server-side apply); its next apply
-// omits the field, so the API server removes it and defaults it to 1. See
-// "Member autoscaling" in docs/design/0003-propagation.md. Skipped until the
-// executor keeps the live value (set ATOLL_E2E_KNOWN_BUGS=1 to run it).
+// spec.replicas over, it must not reset it. (atoll was the only field manager
+// of the member's spec.replicas; omitting the field from the next apply made
+// the API server default it to 1. The executor now applies the live value.)
 func TestRetainReplicasAddedLater(t *testing.T) {
-	if os.Getenv("ATOLL_E2E_KNOWN_BUGS") == "" {
-		t.Skip("known executor bug: adding retain-replicas to an applied Deployment resets member spec.replicas to 1")
-	}
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
 	ns := "retain-later"
