@@ -129,6 +129,21 @@ func where(ctx context.Context, t *testing.T, ns, kind, name string) (map[string
 	return out, nil
 }
 
+// describeBinding summarises the binding of kind/name, for failure messages.
+func describeBinding(ctx context.Context, t *testing.T, ns, kind, name string) string {
+	var b workv1alpha2.ResourceBinding
+	key := client.ObjectKey{Namespace: ns, Name: names.BindingName(kind, name)}
+	if err := world.Client(t).Get(ctx, key, &b); err != nil {
+		return "binding: " + err.Error()
+	}
+	var applied []string
+	for _, a := range b.Status.AggregatedStatus {
+		applied = append(applied, fmt.Sprintf("%s(applied=%v)", a.ClusterName, a.Applied))
+	}
+	return fmt.Sprintf("binding %s: labels %v, clusters %+v, requiredBy %+v, aggregatedStatus %v, deleting %v",
+		key.Name, b.Labels, b.Spec.Clusters, b.Spec.RequiredBy, applied, b.DeletionTimestamp != nil)
+}
+
 // expect waits until kind/name is in exactly the clusters given (with
 // data["k"] == value for ConfigMaps).
 func expect(ctx context.Context, t *testing.T, ns, kind, name, value string, clusters ...string) {
@@ -142,7 +157,7 @@ func expect(ctx context.Context, t *testing.T, ns, kind, name, value string, clu
 		if err != nil {
 			return false, err.Error()
 		}
-		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("in %v", got)
+		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("in %v; %s", got, describeBinding(ctx, t, ns, kind, name))
 	})
 }
 
