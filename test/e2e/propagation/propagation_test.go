@@ -164,7 +164,9 @@ func TestDuplicatedPropagation(t *testing.T) {
 	}
 }
 
-// TestDividedPropagation: replicas divided by static weights 1:2 → 2/4 of 6.
+// TestDividedPropagation: replicas divided by static weights 1:2 — 7 gives
+// member1 2 and member2 5 in the binding and in the members; scaling to 8
+// only adds (house monotonicity): 3/5.
 func TestDividedPropagation(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
@@ -179,26 +181,48 @@ func TestDividedPropagation(t *testing.T) {
 			{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 2},
 		}},
 	}
-	for _, o := range []client.Object{nginx(ns, 6, "nginx:1.27"), policy(ns, "nginx", placement, selectDeployment("nginx"))} {
+	tpl := nginx(ns, 7, "nginx:1.27")
+	for _, o := range []client.Object{tpl, policy(ns, "nginx", placement, selectDeployment("nginx"))} {
 		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]int32{"member1": 2, "member2": 4}
-	framework.Eventually(t, 90*time.Second, "replicas split 2/4", func() (bool, string) {
-		var got []string
-		ok := true
-		for m, n := range want {
-			d := memberDeployment(ctx, t, m, ns, "nginx")
-			if d == nil || d.Spec.Replicas == nil || *d.Spec.Replicas != n {
-				ok = false
+	expectSplit := func(want map[string]int32) {
+		t.Helper()
+		framework.Eventually(t, 90*time.Second, fmt.Sprintf("replicas split %v in binding and members", want), func() (bool, string) {
+			var rb workv1alpha2.ResourceBinding
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", "nginx")}, &rb); err != nil {
+				return false, err.Error()
 			}
-			if d != nil && d.Spec.Replicas != nil {
-				got = append(got, fmt.Sprintf("%s=%d", m, *d.Spec.Replicas))
+			got := map[string]int32{}
+			for _, tc := range rb.Spec.Clusters {
+				got[tc.Name] = tc.Replicas
 			}
-		}
-		return ok, strings.Join(got, " ")
-	})
+			var inMembers []string
+			ok := len(got) == len(want)
+			for m, n := range want {
+				if got[m] != n {
+					ok = false
+				}
+				d := memberDeployment(ctx, t, m, ns, "nginx")
+				if d == nil || d.Spec.Replicas == nil || *d.Spec.Replicas != n {
+					ok = false
+				}
+				if d != nil && d.Spec.Replicas != nil {
+					inMembers = append(inMembers, fmt.Sprintf("%s=%d", m, *d.Spec.Replicas))
+				}
+			}
+			return ok, fmt.Sprintf("binding %v, members %s", got, strings.Join(inMembers, " "))
+		})
+	}
+	expectSplit(map[string]int32{"member1": 2, "member2": 5})
+
+	patch := client.MergeFrom(tpl.DeepCopy())
+	tpl.Spec.Replicas = ptr.To[int32](8)
+	if err := c.Patch(ctx, tpl, patch); err != nil {
+		t.Fatal(err)
+	}
+	expectSplit(map[string]int32{"member1": 3, "member2": 5})
 }
 
 // TestUpdateDriftAndDeletion: a template update reaches the members; a
