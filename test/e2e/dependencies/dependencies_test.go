@@ -144,6 +144,28 @@ func describeBinding(ctx context.Context, t *testing.T, ns, kind, name string) s
 		key.Name, b.Labels, b.Spec.Clusters, b.Spec.RequiredBy, applied, b.DeletionTimestamp != nil)
 }
 
+// settled waits until the binding of kind/name has recorded in its status
+// that it applied to exactly clusters. The executor withdraws only from
+// clusters its persisted status lists (see "Dependencies" in
+// docs/design/0003-propagation.md, open bug): moving a dependency before
+// that can leave a copy behind, which is not what these tests are about.
+func settled(ctx context.Context, t *testing.T, ns, kind, name string, clusters ...string) {
+	t.Helper()
+	framework.Eventually(t, time.Minute, fmt.Sprintf("binding of %s %s applied to %v", kind, name, clusters), func() (bool, string) {
+		var b workv1alpha2.ResourceBinding
+		if err := world.Client(t).Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName(kind, name)}, &b); err != nil {
+			return false, err.Error()
+		}
+		var applied []string
+		for _, a := range b.Status.AggregatedStatus {
+			if a.Applied {
+				applied = append(applied, a.ClusterName)
+			}
+		}
+		return fmt.Sprint(applied) == fmt.Sprint(clusters), describeBinding(ctx, t, ns, kind, name)
+	})
+}
+
 // expect waits until kind/name is in exactly the clusters given (with
 // data["k"] == value for ConfigMaps).
 func expect(ctx context.Context, t *testing.T, ns, kind, name, value string, clusters ...string) {
@@ -205,6 +227,9 @@ func TestPropagateDeps(t *testing.T) {
 
 	// 3. The policy moves the Deployment to member2: its dependencies move
 	// with it.
+	for _, d := range [][2]string{{"ConfigMap", "shared"}, {"Secret", "web-secret"}, {"ServiceAccount", "web-robot"}} {
+		settled(ctx, t, ns, d[0], d[1], "member1")
+	}
 	pp := &policyv1alpha1.PropagationPolicy{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, pp); err != nil {
 		t.Fatal(err)
@@ -228,6 +253,7 @@ func TestPropagateDeps(t *testing.T) {
 	expect(ctx, t, ns, "ConfigMap", "shared", "v2", "member1", "member2")
 	create(t, ctx, c, configMap(ns, "late", "v1"))
 	expect(ctx, t, ns, "ConfigMap", "late", "v1", "member1")
+	settled(ctx, t, ns, "ConfigMap", "shared", "member1", "member2")
 
 	// 5. The first Deployment leaves: its Secret goes with it, the shared
 	// ConfigMap leaves member2 but stays in member1, where api requires it.
@@ -309,6 +335,7 @@ func TestDependencyWithOwnPolicy(t *testing.T) {
 		policy(ns, "user2", true, "member1", selectKind("apps/v1", "Deployment", "user2")),
 	)
 	expect(ctx, t, ns, "ConfigMap", "adopted", "v1", "member1")
+	settled(ctx, t, ns, "ConfigMap", "adopted", "member1")
 	own := policy(ns, "adopted", false, "member2", selectKind("v1", "ConfigMap", "adopted"))
 	create(t, ctx, c, own)
 	expect(ctx, t, ns, "ConfigMap", "adopted", "v1", "member2")
