@@ -2,6 +2,7 @@ package binding
 
 import (
 	"context"
+	"sort"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -145,10 +146,57 @@ type memberState struct {
 	watched    map[string]bool // cluster/gvr
 	namespaces map[string]bool // cluster/namespace
 	lastStatus map[types.NamespacedName]int64
+	// applied is, per binding, the clusters an object was applied to or seen
+	// in since the process started.
+	applied map[types.NamespacedName]map[string]bool
 }
 
 func newMemberState() *memberState {
-	return &memberState{watched: map[string]bool{}, namespaces: map[string]bool{}, lastStatus: map[types.NamespacedName]int64{}}
+	return &memberState{watched: map[string]bool{}, namespaces: map[string]bool{}, lastStatus: map[types.NamespacedName]int64{},
+		applied: map[types.NamespacedName]map[string]bool{}}
+}
+
+func (m *memberState) remember(key types.NamespacedName, cluster string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.applied[key] == nil {
+		m.applied[key] = map[string]bool{}
+	}
+	m.applied[key][cluster] = true
+}
+
+// drop forgets a binding that is gone.
+func (m *memberState) drop(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.applied, key)
+	delete(m.lastStatus, key)
+}
+
+func (m *memberState) forget(key types.NamespacedName, cluster string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.applied[key], cluster)
+}
+
+// reached lists the clusters a binding's object may be in: those its status
+// lists and those remembered since start, sorted.
+func (m *memberState) reached(key types.NamespacedName, status *workv1alpha2.ResourceBindingStatus) []string {
+	m.mu.Lock()
+	set := map[string]bool{}
+	for c := range m.applied[key] {
+		set[c] = true
+	}
+	m.mu.Unlock()
+	for _, item := range status.AggregatedStatus {
+		set[item.ClusterName] = true
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (m *memberState) mark(set map[string]bool, key string) bool {

@@ -80,17 +80,26 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	}
 	wg.Wait()
 
-	// Withdraw from clusters that left the placement.
+	// Withdraw from clusters that left the placement: those the status lists
+	// and those applied to since (the status write may lag behind, or have
+	// lost a race, when the placement changes again).
+	for _, res := range results {
+		if res.item.Applied || res.reflected != nil {
+			r.members.remember(key, res.item.ClusterName)
+		}
+	}
 	var errs []error
 	kept := map[string]bool{}
-	for _, item := range status.AggregatedStatus {
-		if _, ok := targets[item.ClusterName]; ok {
+	for _, cluster := range r.members.reached(key, status) {
+		if _, ok := targets[cluster]; ok {
 			continue
 		}
-		if err := r.withdraw(ctx, b, spec, item.ClusterName, template); err != nil {
+		if err := r.withdraw(ctx, b, spec, cluster, template); err != nil {
 			errs = append(errs, err)
-			kept[item.ClusterName] = true // keep tracking it until gone
+			kept[cluster] = true // keep tracking it until gone
+			continue
 		}
+		r.members.forget(key, cluster)
 	}
 
 	newStatus := status.DeepCopy()
@@ -118,7 +127,12 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	for _, item := range status.AggregatedStatus {
 		if kept[item.ClusterName] {
 			newStatus.AggregatedStatus = append(newStatus.AggregatedStatus, item)
+			delete(kept, item.ClusterName)
 		}
+	}
+	for cluster := range kept { // reached, withdrawal failed, not yet in status
+		newStatus.AggregatedStatus = append(newStatus.AggregatedStatus,
+			workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown, AppliedMessage: "withdrawal pending"})
 	}
 	sort.Slice(newStatus.AggregatedStatus, func(i, j int) bool {
 		return newStatus.AggregatedStatus[i].ClusterName < newStatus.AggregatedStatus[j].ClusterName
@@ -452,8 +466,8 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 	for _, t := range spec.Clusters {
 		clusters[t.Name] = true
 	}
-	for _, item := range status.AggregatedStatus {
-		clusters[item.ClusterName] = true
+	for _, c := range r.members.reached(client.ObjectKeyFromObject(b), status) {
+		clusters[c] = true
 	}
 	template := &unstructured.Unstructured{}
 	template.SetAPIVersion(spec.Resource.APIVersion)
@@ -483,7 +497,10 @@ func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *w
 	r.members.mu.Lock()
 	last := r.members.lastStatus[key]
 	r.members.mu.Unlock()
-	if wait := time.Duration(last) + r.opts.StatusInterval - time.Duration(now.UnixNano()); wait > 0 {
+	// Coalesce, except when the set of clusters changes: the status is where
+	// atoll finds, after a restart, the clusters it must withdraw from.
+	_, old := r.kind.parts(b)
+	if wait := time.Duration(last) + r.opts.StatusInterval - time.Duration(now.UnixNano()); wait > 0 && sameClusters(old, status) {
 		return wait, nil
 	}
 	// The scheduler writes other parts of the same status (the Scheduled
@@ -627,4 +644,16 @@ func keepReplicas(desired, live *unstructured.Unstructured, share *int64) {
 	if share != nil {
 		_ = unstructured.SetNestedField(desired.Object, *share, "spec", "replicas")
 	}
+}
+
+func sameClusters(a, b *workv1alpha2.ResourceBindingStatus) bool {
+	if len(a.AggregatedStatus) != len(b.AggregatedStatus) {
+		return false
+	}
+	for i := range a.AggregatedStatus {
+		if a.AggregatedStatus[i].ClusterName != b.AggregatedStatus[i].ClusterName {
+			return false
+		}
+	}
+	return true
 }
