@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -83,5 +85,17 @@ func TestTemplateCacheIsKeyedByRecordedVersion(t *testing.T) {
 	c.forget(key)
 	if _, ok := c.get(key, "10"); ok {
 		t.Error("hit after forget")
+	}
+}
+
+func TestSuspendedOn(t *testing.T) {
+	spec := &workv1alpha2.ResourceBindingSpec{Suspension: &workv1alpha2.Suspension{Suspension: policyv1alpha1.Suspension{
+		DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"member2"}},
+	}}}
+	if suspendedOn(spec, "member1") || !suspendedOn(spec, "member2") {
+		t.Error("dispatchingOnClusters must suspend exactly the listed clusters")
+	}
+	if suspendedOn(&workv1alpha2.ResourceBindingSpec{}, "member1") {
+		t.Error("no suspension suspends nothing")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -75,7 +76,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 				n := int64(t.Replicas)
 				replicas = &n
 			}
-			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, suspended, overrides)
+			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, suspended || suspendedOn(spec, t.Name), overrides)
 		}()
 	}
 	wg.Wait()
@@ -607,6 +608,15 @@ func normalizeNumber(v any) any {
 }
 
 func ptrTrue(b *bool) bool { return b != nil && *b }
+
+// suspendedOn reports whether dispatching to cluster alone is suspended
+// (suspension.dispatchingOnClusters).
+func suspendedOn(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
+	if spec.Suspension == nil || spec.Suspension.DispatchingOnClusters == nil {
+		return false
+	}
+	return slices.Contains(spec.Suspension.DispatchingOnClusters.ClusterNames, cluster)
+}
 
 // maxConditionMessage bounds the FullyApplied message, which lists the
 // failing clusters' reasons.

@@ -468,3 +468,59 @@ func cmpVersions(before, after map[string]string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestSuspendedDispatching: with suspension.dispatching a template change
+// does not reach the members; lifting it delivers the change.
+func TestSuspendedDispatching(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	ns := "suspend"
+	createNamespace(t, ctx, c, ns)
+	tpl := nginx(ns, 1, "nginx:1.27")
+	pp := policy(ns, "nginx", toClusters("member1"), selectDeployment("nginx"))
+	for _, o := range []client.Object{tpl, pp} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	imageIn := func() string {
+		if d := memberDeployment(ctx, t, "member1", ns, "nginx"); d != nil {
+			return d.Spec.Template.Spec.Containers[0].Image
+		}
+		return ""
+	}
+	framework.Eventually(t, 90*time.Second, "nginx:1.27 in member1", func() (bool, string) { return imageIn() == "nginx:1.27", imageIn() })
+
+	setSuspended := func(v bool) {
+		t.Helper()
+		framework.Eventually(t, 30*time.Second, "policy updated", func() (bool, string) {
+			var cur policyv1alpha1.PropagationPolicy
+			if err := c.Get(ctx, client.ObjectKeyFromObject(pp), &cur); err != nil {
+				return false, err.Error()
+			}
+			cur.Spec.Suspension = &policyv1alpha1.Suspension{Dispatching: ptr.To(v)}
+			err := c.Update(ctx, &cur)
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+	setSuspended(true)
+	framework.Eventually(t, 30*time.Second, "binding suspended", func() (bool, string) {
+		var rb workv1alpha2.ResourceBinding
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", "nginx")}, &rb); err != nil {
+			return false, err.Error()
+		}
+		s := rb.Spec.Suspension
+		return s != nil && s.Dispatching != nil && *s.Dispatching, fmt.Sprintf("%+v", s)
+	})
+	patch := client.MergeFrom(tpl.DeepCopy())
+	tpl.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
+	if err := c.Patch(ctx, tpl, patch); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second) // what would have been plenty to deliver it
+	if got := imageIn(); got != "nginx:1.27" {
+		t.Fatalf("member1 got %s while dispatching was suspended", got)
+	}
+	setSuspended(false)
+	framework.Eventually(t, 60*time.Second, "nginx:1.28 delivered after resuming", func() (bool, string) { return imageIn() == "nginx:1.28", imageIn() })
+}
