@@ -1,0 +1,1013 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/sim/simdir"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+// Workload of BenchmarkPropagation1000.
+const (
+	propTemplates = 1000
+	propReplicas  = 3 // per template: one replica in each member (Divided, equal weights)
+	propClients   = 16
+	propNamespace = "bench"
+	directNS      = "direct"
+	// Client-side rate limits of the benchmark's own clients: high enough
+	// never to be what is measured.
+	benchQPS, benchBurst = 1000, 2000
+)
+
+var propMembers = []string{"member1", "member2", "member3"}
+
+// propMemberArgs give each member room for the pods of both phases: 1,000
+// propagated Deployments (one replica each in every member) plus 1,000
+// direct ones, so 2,000 pods per member; 10 nodes × 250 pods = 2,500, and
+// 2,000 × 10m CPU = 20 cores of 10 × 8. More nodes rather than more pods
+// per node: the simulated kubelet gives each node a /24 pod CIDR, so a node
+// cannot run more than 253 pods whatever --max-pods says (pods beyond that
+// stay Pending).
+var propMemberArgs = "--member-args=--nodes=10,--max-pods=250"
+
+// BenchmarkPropagation1000 is the propagation scale benchmark: `atoll up`
+// with three simulated members, one PropagationPolicy (label selector
+// bench=propagation on Deployments; clusterNames member1..3; Divided,
+// Weighted with equal weights), then 1,000 Deployments (3 replicas, 10m
+// CPU) created by 16 parallel clients, so 3,000 member Deployments of one
+// replica each. One iteration is the whole scenario; with b.N > 1 each
+// iteration runs it again on a fresh data dir and the figures are averaged.
+//
+// Reported:
+//   - member-objects/s: 3,000 ÷ (first template create → last member
+//     Deployment seen by an informer on its member);
+//   - p50-s, p99-s: per member object, template create returned → member
+//     Deployment first seen;
+//   - cp-requests/template: delta of the control plane's
+//     apiserver_request_total (every verb, resource and component) from
+//     just before the first create until everything settled (all member
+//     Deployments ready and 5 s without a control-plane write), minus the
+//     benchmark's own 1,000 creates (the metric has no user label, so the
+//     benchmark subtracts what it knows it sent; /metrics itself is not
+//     counted by the API server, and the one WATCH of the benchmark's
+//     binding observer is left in), ÷ 1,000; cp-writes/template is the
+//     write-verb part of it;
+//   - MB-rss: VmRSS of the `atoll up` process after settling — it includes
+//     the embedded control-plane etcd and kube-apiserver, not only the
+//     controllers (members are separate processes);
+//   - restart with the 1,000 templates present (Stop, Start on the same
+//     data dir; the members restart with it): restart-idle-s, from the
+//     ready line to the last control-plane write request (idle confirmed by
+//     3 s without one, observed for at least 30 s); restart-cp-writes, write
+//     requests (POST, PUT, PATCH, APPLY, DELETE, DELETECOLLECTION; Lease
+//     heartbeats excluded) to the control plane after the ready line;
+//     restart-member-objects-changed, how many of the 3,000 member
+//     Deployments have a different resourceVersion afterwards (members'
+//     own controllers could write too; the log splits the changes by field
+//     manager);
+//   - direct-objects/s: the baseline, 3,000 Deployments of the member
+//     objects' spec (1 replica) created straight into the members (1,000
+//     each) by 16 parallel clients, timed from the first create call to the
+//     last one's return: the rate atoll should approach. It runs last, after
+//     the restart, so the members then already hold the 3,000 propagated
+//     Deployments and their pods.
+//
+// The log (-v) adds where the time goes: per template, create → binding
+// (detector), binding → spec.clusters (scheduler) and scheduled → last
+// member object (executor), seen by an informer on ResourceBindings; CPU
+// seconds of `atoll up` and of each member process during the burst; the
+// control-plane requests by verb and resource; and the restart's writes.
+// ATOLL_BENCH_LOGS=DIR keeps a copy of atoll.log in DIR.
+//
+// Karmada v1.19 anchors (from the issue): 4.6 member objects/s with
+// defaults, about 11/s tuned; per-object p99 250–640 s; about 32
+// control-plane requests per template; 44 s to go idle after a restart;
+// direct creation about 300 objects/s. atoll's targets: ≥ 90 % of the direct
+// rate, burst p99 < 5 s, < 5 control-plane requests per template, idle
+// within 5 s of a restart with zero writes anywhere.
+//
+// Run alone, it takes several minutes:
+//
+//	ATOLL_BIN=$PWD/bin/atoll go test -run '^$' -bench Propagation1000 -benchtime 1x -timeout 30m ./bench/ -v
+func BenchmarkPropagation1000(b *testing.B) {
+	var sum propResult
+	for i := 0; i < b.N; i++ {
+		r := runPropagationScenario(b)
+		sum.add(r)
+	}
+	n := float64(b.N)
+	b.ReportMetric(sum.memberObjectsPerSec/n, "member-objects/s")
+	b.ReportMetric(sum.p50/n, "p50-s")
+	b.ReportMetric(sum.p99/n, "p99-s")
+	b.ReportMetric(sum.cpRequestsPerTemplate/n, "cp-requests/template")
+	b.ReportMetric(sum.cpWritesPerTemplate/n, "cp-writes/template")
+	b.ReportMetric(sum.rssMB/n, "MB-rss")
+	b.ReportMetric(sum.restartIdle/n, "restart-idle-s")
+	b.ReportMetric(sum.restartCPWrites/n, "restart-cp-writes")
+	b.ReportMetric(sum.restartMemberChanged/n, "restart-member-objects-changed")
+	b.ReportMetric(sum.directPerSec/n, "direct-objects/s")
+}
+
+type propResult struct {
+	memberObjectsPerSec, p50, p99              float64
+	cpRequestsPerTemplate, cpWritesPerTemplate float64
+	rssMB                                      float64
+	restartIdle, restartCPWrites               float64
+	restartMemberChanged                       float64
+	directPerSec                               float64
+}
+
+func (s *propResult) add(r propResult) {
+	s.memberObjectsPerSec += r.memberObjectsPerSec
+	s.p50 += r.p50
+	s.p99 += r.p99
+	s.cpRequestsPerTemplate += r.cpRequestsPerTemplate
+	s.cpWritesPerTemplate += r.cpWritesPerTemplate
+	s.rssMB += r.rssMB
+	s.restartIdle += r.restartIdle
+	s.restartCPWrites += r.restartCPWrites
+	s.restartMemberChanged += r.restartMemberChanged
+	s.directPerSec += r.directPerSec
+}
+
+func runPropagationScenario(b *testing.B) propResult {
+	var res propResult
+	b.Logf("load average at start: %s", loadAvg())
+	cp := framework.StartControlPlane(b, framework.Options{Members: len(propMembers), Args: []string{propMemberArgs}})
+	b.Logf("atoll up ready after %v: %s", cp.ReadyAfter.Round(time.Millisecond), cp.ReadyLine)
+	if dir := os.Getenv("ATOLL_BENCH_LOGS"); dir != "" {
+		// Keep atoll's log (the data dir is temporary) for a look afterwards.
+		b.Cleanup(func() {
+			data, err := os.ReadFile(filepath.Join(cp.DataDir, "logs", "atoll.log"))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, "atoll.log"), data, 0o644)
+			}
+			if err != nil {
+				b.Logf("keeping atoll.log: %v", err)
+			}
+		})
+	}
+	ctx := framework.Context(b, 28*time.Minute)
+	c := cp.Client(b)
+	admin := kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
+
+	// Members joined and Ready.
+	framework.Eventually(b, 2*time.Minute, "members Ready", func() (bool, string) {
+		var list clusterv1alpha1.ClusterList
+		if err := c.List(ctx, &list); err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for _, cl := range list.Items {
+			if meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && len(cl.Status.APIEnablements) > 0 {
+				ready++
+			}
+		}
+		return ready == len(propMembers), fmt.Sprintf("%d of %d clusters Ready", ready, len(list.Items))
+	})
+
+	// Namespace and policy; wait until the detector has seen the policy
+	// (it gives it a permanent-id label).
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: propNamespace}}); err != nil {
+		b.Fatal(err)
+	}
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: propNamespace},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{
+				APIVersion: "apps/v1", Kind: "Deployment",
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"bench": "propagation"}},
+			}},
+			Placement: policyv1alpha1.Placement{
+				ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: propMembers},
+				ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
+					ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
+					ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+				},
+			},
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		b.Fatal(err)
+	}
+	framework.Eventually(b, time.Minute, "policy seen by the detector", func() (bool, string) {
+		var got policyv1alpha1.PropagationPolicy
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pp), &got); err != nil {
+			return false, err.Error()
+		}
+		return got.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "", fmt.Sprint(got.Labels)
+	})
+
+	// Informers on the members timestamp each member Deployment's first
+	// appearance.
+	obs := newMemberObserver(b, cp)
+	obs.start(ctx)
+	// Where the time goes: when each binding appears and is scheduled. Its
+	// LIST comes before the request count starts; its one WATCH is counted.
+	stages := newBindingObserver(b, cp)
+	stages.start(ctx)
+	cpuBefore := processCPU(cp)
+
+	before, err := scrapeRequests(ctx, admin)
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	// 1,000 templates from 16 clients.
+	cfg := cp.RESTConfig(b)
+	createdAt := make([]time.Time, propTemplates)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, propClients)
+	start := time.Now()
+	for w := 0; w < propClients; w++ {
+		cs := clientWithLimits(b, cfg)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= propTemplates {
+					return
+				}
+				if _, err := cs.AppsV1().Deployments(propNamespace).Create(ctx, benchDeployment(propNamespace, templateName(i), propReplicas), metav1.CreateOptions{}); err != nil {
+					errs <- fmt.Errorf("creating template %d: %w", i, err)
+					return
+				}
+				createdAt[i] = time.Now()
+			}
+		}()
+	}
+	wg.Wait()
+	createsDone := time.Since(start)
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	b.Logf("%d templates created in %v (%.0f/s)", propTemplates, createsDone.Round(time.Millisecond), propTemplates/createsDone.Seconds())
+
+	// Every member object appeared.
+	total := propTemplates * len(propMembers)
+	deadline := time.Now().Add(15 * time.Minute)
+	lastLog := time.Now()
+	for obs.count() < total {
+		if time.Now().After(deadline) {
+			b.Fatalf("only %s of %d member Deployments after 15m; atoll.log tail:\n%s", obs.summary(), total, atollLogTail(cp, 6000))
+		}
+		if time.Since(lastLog) >= 10*time.Second {
+			b.Logf("t=%v member Deployments: %s", time.Since(start).Round(time.Second), obs.summary())
+			lastLog = time.Now()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var lastSeen time.Time
+	lat := make([]float64, 0, total)
+	for m := range propMembers {
+		for i := 0; i < propTemplates; i++ {
+			t := obs.seen(m, i)
+			if t.After(lastSeen) {
+				lastSeen = t
+			}
+			lat = append(lat, t.Sub(createdAt[i]).Seconds())
+		}
+	}
+	span := lastSeen.Sub(start)
+	res.memberObjectsPerSec = float64(total) / span.Seconds()
+	sort.Float64s(lat)
+	res.p50, res.p99 = percentile(lat, 0.50), percentile(lat, 0.99)
+	b.Logf("all %d member Deployments within %v of the first create: %.1f/s; latency p50 %.2fs p90 %.2fs p99 %.2fs max %.2fs (min %.3fs)",
+		total, span.Round(time.Millisecond), res.memberObjectsPerSec, res.p50, percentile(lat, 0.90), res.p99, lat[len(lat)-1], lat[0])
+	for m, name := range propMembers {
+		b.Logf("  %s: last member Deployment at +%v", name, obs.last(m).Sub(start).Round(time.Millisecond))
+	}
+	b.Logf("pipeline (per template, from its create call's return): %s", stages.report(createdAt, obs))
+	b.Logf("CPU seconds used from the first create to the last member Deployment (%.0f s wall, 2 cores): %s",
+		span.Seconds(), processCPU(cp).minus(cpuBefore))
+	stages.stop()
+
+	// Settle: member Deployments all ready, and 5 s with no control-plane
+	// write; then count the control plane's requests.
+	_, after, idle := waitWriteIdle(ctx, b, admin, start, 5*time.Second, 0, 10*time.Minute, obs.allReady)
+	if !idle {
+		b.Logf("WARNING: not settled after 10m (member Deployments ready: %d/%d)", obs.readyCount(), total)
+	}
+	b.Logf("settled %v after the first create (member Deployments ready: %d/%d)", time.Since(start).Round(time.Second), obs.readyCount(), total)
+	delta := after.minus(before)
+	all, writes := delta.sum(nil), delta.sum(isWrite)
+	res.cpRequestsPerTemplate = (all - propTemplates) / propTemplates
+	res.cpWritesPerTemplate = (writes - propTemplates) / propTemplates
+	b.Logf("control-plane requests during the burst: %.0f (%.0f writes), minus the benchmark's %d creates → %.2f requests, %.2f writes per template; by verb/resource:\n%s",
+		all, writes, propTemplates, res.cpRequestsPerTemplate, res.cpWritesPerTemplate, delta.table(nil, 25))
+	rss, err := residentMB(cp.PID())
+	if err != nil {
+		b.Fatal(err)
+	}
+	res.rssMB = rss
+	b.Logf("VmRSS of atoll up (control-plane etcd + kube-apiserver + controllers): %.0f MB; members: %s", rss, memberRSS(cp))
+
+	// Restart with the templates present.
+	memBefore := memberVersions(ctx, b, cp, propNamespace)
+	cpBefore := controlPlaneVersions(ctx, b, c)
+	obs.stop()
+	if err := cp.Stop(); err != nil {
+		b.Fatal(err)
+	}
+	cp.Start(b)
+	readyAt := time.Now()
+	b.Logf("restart: ready after %v: %s", cp.ReadyAfter.Round(time.Millisecond), cp.ReadyLine)
+	admin = kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
+	c = cp.Client(b)
+	first, err := scrapeRequests(ctx, admin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("restart: write requests between API server start and the ready line (first sample):\n%s", first.table(isWrite, 25))
+	lastWrite, final, idle := waitWriteIdle(ctx, b, admin, readyAt, 3*time.Second, 30*time.Second, 5*time.Minute, nil)
+	res.restartIdle = lastWrite.Sub(readyAt).Seconds()
+	if !idle {
+		b.Logf("WARNING: control plane still writing 5m after the restart")
+	}
+	rdelta := final.minus(first)
+	res.restartCPWrites = rdelta.sum(isCountedWrite)
+	b.Logf("restart: last control-plane write %.1fs after the ready line; %.0f write requests after it (Lease heartbeats excluded: %.0f):\n%s",
+		res.restartIdle, res.restartCPWrites, rdelta.sum(isLeaseWrite), rdelta.table(isWrite, 25))
+	memAfter := memberVersions(ctx, b, cp, propNamespace)
+	changed, byManager := diffMemberVersions(memBefore, memAfter)
+	res.restartMemberChanged = float64(changed)
+	b.Logf("restart: %d of %d member Deployments changed (resourceVersion); field managers whose entries changed: %v", changed, len(memBefore), byManager)
+	cpAfter := controlPlaneVersions(ctx, b, c)
+	b.Logf("restart: control-plane objects changed: %s", diffCPVersions(cpBefore, cpAfter))
+
+	// Baseline: the same member objects created straight into the members.
+	res.directPerSec = directBaseline(ctx, b, cp)
+	b.Logf("direct creation into the members: %.1f objects/s (atoll reached %.0f%% of it)", res.directPerSec, 100*res.memberObjectsPerSec/res.directPerSec)
+	b.Logf("load average at end: %s", loadAvg())
+
+	if err := cp.Stop(); err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+func templateName(i int) string { return fmt.Sprintf("app-%04d", i) }
+
+func benchDeployment(ns, name string, replicas int32) *appsv1.Deployment {
+	podLabels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"bench": "propagation"}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: podLabels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "registry.k8s.io/pause:3.10",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
+				}}},
+			},
+		},
+	}
+}
+
+func clientWithLimits(b *testing.B, cfg *rest.Config) kubernetes.Interface {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = benchQPS, benchBurst
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cs
+}
+
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p*float64(len(sorted)) + 0.5)
+	if i > 0 {
+		i--
+	}
+	return sorted[min(i, len(sorted)-1)]
+}
+
+// memberObserver watches the benchmark namespace in every member.
+type memberObserver struct {
+	mu      sync.Mutex
+	first   [][]time.Time // [member][template]
+	n       []int
+	listers []func() []*appsv1.Deployment
+	stopCh  chan struct{}
+	b       *testing.B
+	cp      *framework.ControlPlane
+}
+
+func newMemberObserver(b *testing.B, cp *framework.ControlPlane) *memberObserver {
+	o := &memberObserver{b: b, cp: cp, stopCh: make(chan struct{}), n: make([]int, len(propMembers))}
+	for range propMembers {
+		o.first = append(o.first, make([]time.Time, propTemplates))
+	}
+	return o
+}
+
+func (o *memberObserver) start(ctx context.Context) {
+	for m, name := range propMembers {
+		cs := clientWithLimits(o.b, o.cp.MemberConfig(o.b, name))
+		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(propNamespace))
+		inf := f.Apps().V1().Deployments()
+		_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			now := time.Now()
+			d, ok := obj.(*appsv1.Deployment)
+			if !ok {
+				return
+			}
+			i, err := strconv.Atoi(strings.TrimPrefix(d.Name, "app-"))
+			if err != nil || i < 0 || i >= propTemplates {
+				return
+			}
+			o.mu.Lock()
+			if o.first[m][i].IsZero() {
+				o.first[m][i] = now
+				o.n[m]++
+			}
+			o.mu.Unlock()
+		}})
+		if err != nil {
+			o.b.Fatal(err)
+		}
+		lister := inf.Lister()
+		o.listers = append(o.listers, func() []*appsv1.Deployment {
+			l, _ := lister.List(labels.Everything())
+			return l
+		})
+		f.Start(o.stopCh)
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				o.b.Fatalf("informer %v on %s did not sync", typ, name)
+			}
+		}
+	}
+}
+
+func (o *memberObserver) stop() { close(o.stopCh) }
+
+func (o *memberObserver) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t := 0
+	for _, n := range o.n {
+		t += n
+	}
+	return t
+}
+
+func (o *memberObserver) summary() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var parts []string
+	for m, name := range propMembers {
+		parts = append(parts, fmt.Sprintf("%s=%d", name, o.n[m]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (o *memberObserver) seen(m, i int) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.first[m][i]
+}
+
+func (o *memberObserver) last(m int) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var t time.Time
+	for _, s := range o.first[m] {
+		if s.After(t) {
+			t = s
+		}
+	}
+	return t
+}
+
+func (o *memberObserver) readyCount() int {
+	n := 0
+	for _, list := range o.listers {
+		for _, d := range list() {
+			if d.Spec.Replicas != nil && d.Status.ReadyReplicas == *d.Spec.Replicas && d.Status.ObservedGeneration == d.Generation {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (o *memberObserver) allReady() bool {
+	return o.readyCount() == propTemplates*len(propMembers)
+}
+
+// requestKey is one apiserver_request_total series, by the labels that
+// matter here.
+type requestKey struct{ verb, group, resource, subresource, component string }
+
+type requestCounts map[requestKey]float64
+
+// scrapeRequests reads apiserver_request_total from an API server's
+// /metrics (which the API server does not count itself).
+func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requestCounts, error) {
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading /metrics: %w", err)
+	}
+	out := requestCounts{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
+		if !ok {
+			continue
+		}
+		end := strings.LastIndex(rest, "}")
+		if end < 0 {
+			continue
+		}
+		labels := parseLabels(rest[:end])
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %q: %w", line, err)
+		}
+		k := requestKey{labels["verb"], labels["group"], labels["resource"], labels["subresource"], labels["component"]}
+		out[k] += v
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no apiserver_request_total in /metrics")
+	}
+	return out, nil
+}
+
+// parseLabels parses `a="x",b="y"` (Prometheus text format; values here
+// contain no escapes).
+func parseLabels(s string) map[string]string {
+	m := map[string]string{}
+	for s != "" {
+		eq := strings.Index(s, `="`)
+		if eq < 0 {
+			break
+		}
+		key := strings.TrimLeft(s[:eq], ",")
+		s = s[eq+2:]
+		q := strings.Index(s, `"`)
+		if q < 0 {
+			break
+		}
+		m[key] = s[:q]
+		s = s[q+1:]
+	}
+	return m
+}
+
+func (c requestCounts) minus(o requestCounts) requestCounts {
+	d := requestCounts{}
+	for k, v := range c {
+		if x := v - o[k]; x != 0 {
+			d[k] = x
+		}
+	}
+	return d
+}
+
+func (c requestCounts) sum(keep func(requestKey) bool) float64 {
+	t := 0.0
+	for k, v := range c {
+		if keep == nil || keep(k) {
+			t += v
+		}
+	}
+	return t
+}
+
+func (c requestCounts) table(keep func(requestKey) bool, max int) string {
+	type row struct {
+		k requestKey
+		v float64
+	}
+	var rows []row
+	for k, v := range c {
+		if keep == nil || keep(k) {
+			rows = append(rows, row{k, v})
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		if a.v != b.v {
+			if a.v > b.v {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(fmt.Sprint(a.k), fmt.Sprint(b.k))
+	})
+	var sb strings.Builder
+	for i, r := range rows {
+		if i == max {
+			fmt.Fprintf(&sb, "    … %d more series\n", len(rows)-max)
+			break
+		}
+		res := r.k.resource
+		if r.k.group != "" {
+			res += "." + r.k.group
+		}
+		if r.k.subresource != "" {
+			res += "/" + r.k.subresource
+		}
+		fmt.Fprintf(&sb, "    %8.0f %-16s %s\n", r.v, r.k.verb, res)
+	}
+	if len(rows) == 0 {
+		sb.WriteString("    (none)\n")
+	}
+	return sb.String()
+}
+
+var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true}
+
+func isWrite(k requestKey) bool      { return writeVerbs[k.verb] }
+func isLeaseWrite(k requestKey) bool { return isWrite(k) && k.resource == "leases" }
+
+// isCountedWrite: a write other than a Lease heartbeat (the API server
+// renews its own identity Lease every 10 s, whatever atoll does).
+func isCountedWrite(k requestKey) bool { return isWrite(k) && k.resource != "leases" }
+
+// waitWriteIdle samples the control plane's request counters every 500 ms
+// until there has been no counted write for quiet (and done, when given,
+// holds), at least minObserve after since and at most limit. It returns the
+// time of the last sample that saw a counted write (since if none), the
+// last sample, and whether it went idle.
+func waitWriteIdle(ctx context.Context, b *testing.B, cs kubernetes.Interface, since time.Time, quiet, minObserve, limit time.Duration, done func() bool) (time.Time, requestCounts, bool) {
+	lastWrite := since
+	prev, err := scrapeRequests(ctx, cs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	begin := time.Now()
+	for {
+		time.Sleep(500 * time.Millisecond)
+		cur, err := scrapeRequests(ctx, cs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		now := time.Now()
+		if cur.sum(isCountedWrite) != prev.sum(isCountedWrite) {
+			lastWrite = now
+		}
+		prev = cur
+		if now.Sub(lastWrite) >= quiet && now.Sub(since) >= minObserve && (done == nil || done()) {
+			return lastWrite, cur, true
+		}
+		if now.Sub(begin) > limit {
+			return lastWrite, cur, false
+		}
+	}
+}
+
+type objVersion struct {
+	rv       string
+	managers map[string]string // manager/operation/subresource → time
+}
+
+// memberVersions lists the benchmark's Deployments in every member.
+func memberVersions(ctx context.Context, b *testing.B, cp *framework.ControlPlane, ns string) map[string]objVersion {
+	out := map[string]objVersion{}
+	for _, name := range propMembers {
+		cs := clientWithLimits(b, cp.MemberConfig(b, name))
+		list, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			b.Fatalf("listing Deployments in %s: %v", name, err)
+		}
+		for _, d := range list.Items {
+			v := objVersion{rv: d.ResourceVersion, managers: map[string]string{}}
+			for _, mf := range d.ManagedFields {
+				t := ""
+				if mf.Time != nil {
+					t = mf.Time.UTC().String()
+				}
+				v.managers[fmt.Sprintf("%s/%s/%s", mf.Manager, mf.Operation, mf.Subresource)] = t
+			}
+			out[name+"/"+d.Name] = v
+		}
+	}
+	return out
+}
+
+func diffMemberVersions(before, after map[string]objVersion) (int, map[string]int) {
+	changed := 0
+	byManager := map[string]int{}
+	for k, v := range before {
+		a, ok := after[k]
+		if !ok {
+			changed++
+			byManager["(deleted)"]++
+			continue
+		}
+		if a.rv == v.rv {
+			continue
+		}
+		changed++
+		for m, t := range a.managers {
+			if v.managers[m] != t {
+				byManager[m]++
+			}
+		}
+	}
+	return changed, byManager
+}
+
+// controlPlaneVersions: resourceVersions of templates, bindings, the policy
+// and the clusters.
+func controlPlaneVersions(ctx context.Context, b *testing.B, c client.Client) map[string]string {
+	out := map[string]string{}
+	var ds appsv1.DeploymentList
+	if err := c.List(ctx, &ds, client.InNamespace(propNamespace)); err != nil {
+		b.Fatal(err)
+	}
+	for _, d := range ds.Items {
+		out["template/"+d.Name] = d.ResourceVersion
+	}
+	var rbs workv1alpha2.ResourceBindingList
+	if err := c.List(ctx, &rbs, client.InNamespace(propNamespace)); err != nil {
+		b.Fatal(err)
+	}
+	for _, rb := range rbs.Items {
+		out["binding/"+rb.Name] = rb.ResourceVersion
+	}
+	var pps policyv1alpha1.PropagationPolicyList
+	if err := c.List(ctx, &pps, client.InNamespace(propNamespace)); err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range pps.Items {
+		out["policy/"+p.Name] = p.ResourceVersion
+	}
+	var cls clusterv1alpha1.ClusterList
+	if err := c.List(ctx, &cls); err != nil {
+		b.Fatal(err)
+	}
+	for _, cl := range cls.Items {
+		out["cluster/"+cl.Name] = cl.ResourceVersion
+	}
+	return out
+}
+
+func diffCPVersions(before, after map[string]string) string {
+	counts := map[string][2]int{} // kind → changed, total
+	for k, v := range before {
+		kind, _, _ := strings.Cut(k, "/")
+		c := counts[kind]
+		c[1]++
+		if after[k] != v {
+			c[0]++
+		}
+		counts[kind] = c
+	}
+	var parts []string
+	for _, kind := range []string{"template", "binding", "policy", "cluster"} {
+		c := counts[kind]
+		parts = append(parts, fmt.Sprintf("%s %d/%d", kind, c[0], c[1]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// directBaseline creates 1,000 Deployments of the member objects' spec (one
+// replica) in each member, from 16 clients, and returns objects/s.
+func directBaseline(ctx context.Context, b *testing.B, cp *framework.ControlPlane) float64 {
+	cfgs := make([]*rest.Config, len(propMembers))
+	for m, name := range propMembers {
+		cfgs[m] = cp.MemberConfig(b, name)
+		cs := clientWithLimits(b, cfgs[m])
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: directNS}}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	total := propTemplates * len(propMembers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, propClients)
+	clients := make([][]kubernetes.Interface, propClients)
+	for w := range clients {
+		for m := range propMembers {
+			clients[w] = append(clients[w], clientWithLimits(b, cfgs[m]))
+		}
+	}
+	start := time.Now()
+	for w := 0; w < propClients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= total {
+					return
+				}
+				m, i := k%len(propMembers), k/len(propMembers)
+				if _, err := clients[w][m].AppsV1().Deployments(directNS).Create(ctx, benchDeployment(directNS, templateName(i), 1), metav1.CreateOptions{}); err != nil {
+					errs <- fmt.Errorf("creating %s in %s: %w", templateName(i), propMembers[m], err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	b.Logf("direct: %d Deployments in %v", total, elapsed.Round(time.Millisecond))
+	return float64(total) / elapsed.Seconds()
+}
+
+func memberRSS(cp *framework.ControlPlane) string {
+	var parts []string
+	for _, name := range propMembers {
+		var st simdir.MemberStatus
+		if _, err := simdir.ReadJSON(simdir.StatusFile(cp.DataDir, name), &st); err != nil || st.PID == 0 {
+			parts = append(parts, name+"=?")
+			continue
+		}
+		if rss, err := residentMB(st.PID); err == nil {
+			parts = append(parts, fmt.Sprintf("%s=%.0fMB", name, rss))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func atollLogTail(cp *framework.ControlPlane, n int) string {
+	data, err := os.ReadFile(filepath.Join(cp.DataDir, "logs", "atoll.log"))
+	if err != nil {
+		return err.Error()
+	}
+	if len(data) > n {
+		data = data[len(data)-n:]
+	}
+	return string(data)
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// bindingObserver timestamps each template's ResourceBinding: first seen,
+// and first seen with spec.clusters set (scheduled).
+type bindingObserver struct {
+	mu                 sync.Mutex
+	created, scheduled []time.Time
+	stopCh             chan struct{}
+	b                  *testing.B
+	cp                 *framework.ControlPlane
+}
+
+func newBindingObserver(b *testing.B, cp *framework.ControlPlane) *bindingObserver {
+	return &bindingObserver{b: b, cp: cp, stopCh: make(chan struct{}),
+		created: make([]time.Time, propTemplates), scheduled: make([]time.Time, propTemplates)}
+}
+
+func (o *bindingObserver) start(ctx context.Context) {
+	dyn, err := dynamic.NewForConfig(o.cp.RESTConfig(o.b))
+	if err != nil {
+		o.b.Fatal(err)
+	}
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, propNamespace, nil)
+	inf := f.ForResource(schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}).Informer()
+	see := func(obj any) {
+		now := time.Now()
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		i, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(u.GetName(), "app-"), "-deployment"))
+		if err != nil || i < 0 || i >= propTemplates {
+			return
+		}
+		clusters, _, _ := unstructured.NestedSlice(u.Object, "spec", "clusters")
+		o.mu.Lock()
+		if o.created[i].IsZero() {
+			o.created[i] = now
+		}
+		if len(clusters) > 0 && o.scheduled[i].IsZero() {
+			o.scheduled[i] = now
+		}
+		o.mu.Unlock()
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, obj any) { see(obj) }}); err != nil {
+		o.b.Fatal(err)
+	}
+	f.Start(o.stopCh)
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			o.b.Fatalf("informer %v did not sync", typ)
+		}
+	}
+}
+
+func (o *bindingObserver) stop() { close(o.stopCh) }
+
+// report gives p50/p99 of create→binding, binding→scheduled and
+// scheduled→member object (the last of the three members).
+func (o *bindingObserver) report(createdAt []time.Time, members *memberObserver) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var toBinding, toScheduled, toMember []float64
+	missing := 0
+	for i := range createdAt {
+		if o.created[i].IsZero() || o.scheduled[i].IsZero() {
+			missing++
+			continue
+		}
+		var last time.Time
+		for m := range propMembers {
+			if t := members.seen(m, i); t.After(last) {
+				last = t
+			}
+		}
+		toBinding = append(toBinding, o.created[i].Sub(createdAt[i]).Seconds())
+		toScheduled = append(toScheduled, o.scheduled[i].Sub(o.created[i]).Seconds())
+		toMember = append(toMember, last.Sub(o.scheduled[i]).Seconds())
+	}
+	f := func(name string, v []float64) string {
+		sort.Float64s(v)
+		return fmt.Sprintf("%s p50 %.2fs p99 %.2fs", name, percentile(v, 0.5), percentile(v, 0.99))
+	}
+	return fmt.Sprintf("%s; %s; %s (%d bindings not seen or not scheduled)",
+		f("create→binding (detector)", toBinding), f("binding→scheduled (scheduler)", toScheduled),
+		f("scheduled→last member object (executor)", toMember), missing)
+}
+
+// cpuTimes is CPU seconds (user+system) per process.
+type cpuTimes map[string]float64
+
+// processCPU reads the CPU time of `atoll up` and of each member process.
+func processCPU(cp *framework.ControlPlane) cpuTimes {
+	out := cpuTimes{}
+	pids := map[string]int{"atoll-up": cp.PID()}
+	for _, name := range propMembers {
+		var st simdir.MemberStatus
+		if _, err := simdir.ReadJSON(simdir.StatusFile(cp.DataDir, name), &st); err == nil && st.PID != 0 {
+			pids[name] = st.PID
+		}
+	}
+	for name, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command: state is field 3, utime 14, stime 15.
+		rest := string(data[strings.LastIndex(string(data), ")")+2:])
+		f := strings.Fields(rest)
+		if len(f) < 13 {
+			continue
+		}
+		ut, _ := strconv.ParseFloat(f[11], 64)
+		st, _ := strconv.ParseFloat(f[12], 64)
+		out[name] = (ut + st) / 100 // USER_HZ is 100 on Linux
+	}
+	return out
+}
+
+func (c cpuTimes) minus(o cpuTimes) string {
+	var parts []string
+	total := 0.0
+	for _, name := range append([]string{"atoll-up"}, propMembers...) {
+		d := c[name] - o[name]
+		total += d
+		parts = append(parts, fmt.Sprintf("%s %.0f", name, d))
+	}
+	return fmt.Sprintf("%s (total %.0f)", strings.Join(parts, ", "), total)
+}
