@@ -99,3 +99,23 @@ func TestSuspendedOn(t *testing.T) {
 		t.Error("no suspension suspends nothing")
 	}
 }
+
+func TestSameStatusValue(t *testing.T) {
+	cases := map[string]struct {
+		have, want any
+		same       bool
+	}{
+		"omitted zero equals 0":    {nil, int64(0), true},
+		"omitted is not 3":         {nil, int64(3), false},
+		"json float equals int":    {float64(4), int64(4), true},
+		"different counts":         {int64(4), int64(5), false},
+		"equal observedGeneration": {int64(7), int64(7), true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := sameStatusValue(tc.have, tc.want); got != tc.same {
+				t.Errorf("sameStatusValue(%v, %v) = %v, want %v", tc.have, tc.want, got, tc.same)
+			}
+		})
+	}
+}

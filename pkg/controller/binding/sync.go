@@ -533,7 +533,7 @@ func (r *reconciler) aggregateTemplateStatus(ctx context.Context, key types.Name
 	have, _, _ := unstructured.NestedMap(template.Object, "status")
 	changed := false
 	for k, v := range want {
-		if !equality.Semantic.DeepEqual(normalizeNumber(have[k]), normalizeNumber(v)) {
+		if !sameStatusValue(have[k], v) {
 			changed = true
 			break
 		}
@@ -595,6 +595,17 @@ func merge(a, b map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// sameStatusValue compares a template status field with the aggregated
+// value. Integer status fields are omitempty: the API server drops a zero,
+// so a missing field equals 0 (otherwise every settled Deployment, with
+// unavailableReplicas 0, would be patched again on every sync).
+func sameStatusValue(have, want any) bool {
+	if have == nil {
+		have = int64(0)
+	}
+	return equality.Semantic.DeepEqual(normalizeNumber(have), normalizeNumber(want))
 }
 
 func normalizeNumber(v any) any {
