@@ -34,6 +34,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controller/hpamarker"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
 )
 
 // Options configure the controller-manager.
@@ -104,20 +105,7 @@ func ControllerNames() []string {
 }
 
 // Enabled reports whether name is selected by the --controllers list.
-func Enabled(name string, selection []string) bool {
-	enabled := false
-	for _, s := range selection {
-		switch s {
-		case "*":
-			enabled = true
-		case name:
-			return true
-		case "-" + name:
-			return false
-		}
-	}
-	return enabled
-}
+func Enabled(name string, selection []string) bool { return utilselection.Enabled(name, selection) }
 
 // DefaultNamespace is where atoll keeps its own objects in the control plane.
 const DefaultNamespace = "atoll-system"

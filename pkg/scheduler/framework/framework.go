@@ -9,6 +9,7 @@ import (
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
 )
 
 // Factory builds a plugin.
@@ -29,21 +30,7 @@ type Registry []PluginEntry
 // enables all, "name" enables one, "-name" disables one; the first match
 // wins. A nil or empty selection enables all.
 func Enabled(name string, selection []string) bool {
-	if len(selection) == 0 {
-		return true
-	}
-	enabled := false
-	for _, s := range selection {
-		switch s {
-		case "*":
-			enabled = true
-		case name:
-			return true
-		case "-" + name:
-			return false
-		}
-	}
-	return enabled
+	return len(selection) == 0 || utilselection.Enabled(name, selection)
 }
 
 // Framework runs scheduling attempts with a fixed set of plugins. It holds
