@@ -49,6 +49,11 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LeaderElectionID names the leader Lease.
 	LeaderElectionID string
+	// KubeAPIQPS and KubeAPIBurst bound the controllers' requests to the
+	// control plane (0: keep the config's own). Every controller shares the
+	// manager's client, so this is the ceiling for bulk propagation.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
 	// ClusterStatusPeriod, ClusterSuccessThreshold and
 	// ClusterFailureThreshold tune member health checking (0: defaults).
 	ClusterStatusPeriod     time.Duration
@@ -128,6 +133,13 @@ func Scheme() (*runtime.Scheme, error) {
 // New builds the manager with every atoll controller registered.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	ctrl.SetLogger(klog.NewKlogr())
+	cfg = rest.CopyConfig(cfg)
+	if opts.KubeAPIQPS > 0 {
+		cfg.QPS = opts.KubeAPIQPS
+	}
+	if opts.KubeAPIBurst > 0 {
+		cfg.Burst = opts.KubeAPIBurst
+	}
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, fmt.Errorf("building scheme: %w", err)

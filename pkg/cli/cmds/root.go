@@ -58,6 +58,8 @@ func (l *Logging) addFlags(cmd *cobra.Command, defaultFile string) {
 // `controller-manager`.
 type Manager struct {
 	Controllers             []string
+	KubeAPIQPS              float32
+	KubeAPIBurst            int
 	ClusterStatusPeriod     time.Duration
 	ClusterSuccessThreshold time.Duration
 	ClusterFailureThreshold time.Duration
@@ -70,6 +72,8 @@ type Manager struct {
 func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderElect bool) {
 	fs := cmd.Flags()
 	fs.StringSliceVar(&m.Controllers, "controllers", []string{"*"}, "controllers to run: '*' all, 'name' one, '-name' not that one (e.g. '*,-scheduler'); empty runs none")
+	fs.Float32Var(&m.KubeAPIQPS, "kube-api-qps", 100, "queries per second the controllers may send to the control-plane API server")
+	fs.IntVar(&m.KubeAPIBurst, "kube-api-burst", 200, "burst of requests the controllers may send to the control-plane API server")
 	fs.DurationVar(&m.ClusterStatusPeriod, "cluster-status-period", 10*time.Second, "how often each member cluster's health and status are collected")
 	fs.DurationVar(&m.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must stay healthy before it is marked Ready")
 	fs.DurationVar(&m.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must stay unhealthy before it is marked not Ready")

@@ -47,6 +47,8 @@ func restConfig(path string) (*rest.Config, error) {
 func ManagerOptions(m cmds.Manager) manager.Options {
 	return manager.Options{
 		Controllers:             m.Controllers,
+		KubeAPIQPS:              m.KubeAPIQPS,
+		KubeAPIBurst:            m.KubeAPIBurst,
 		ClusterStatusPeriod:     m.ClusterStatusPeriod,
 		ClusterSuccessThreshold: m.ClusterSuccessThreshold,
 		ClusterFailureThreshold: m.ClusterFailureThreshold,
