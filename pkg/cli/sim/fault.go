@@ -153,7 +153,7 @@ func Members(dataDir string) ([]string, error) {
 // Generation is incremented. It returns the Fault before and after.
 func UpdateFault(dataDir, member string, change func(*simdir.Fault)) (before, after simdir.Fault, err error) {
 	path := simdir.FaultFile(dataDir, member)
-	unlock, err := lockFile(path + ".lock")
+	unlock, err := simdir.LockFile(path + ".lock")
 	if err != nil {
 		return before, after, err
 	}
@@ -168,27 +168,6 @@ func UpdateFault(dataDir, member string, change func(*simdir.Fault)) (before, af
 		return before, after, err
 	}
 	return before, after, nil
-}
-
-// lockFile takes an exclusive flock on path, creating it, and returns the
-// function that releases it.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening lock file %s: %w", path, err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	// Closing the descriptor releases the lock.
-	return func() { _ = f.Close() }, nil
 }
 
 // waiter waits until a member shows the effect of fault.

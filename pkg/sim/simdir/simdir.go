@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
@@ -121,4 +122,26 @@ func WriteJSON(path string, v any) error {
 		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
 	}
 	return pki.WriteFileAtomic(path, append(data, '\n'), 0o600)
+}
+
+// LockFile takes an exclusive flock on path, creating it, and returns the
+// function that releases it; writers use it around read-modify-write of a
+// shared file (loads.json, fault.json).
+func LockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening lock file %s: %w", path, err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	// Closing the descriptor releases the lock.
+	return func() { _ = f.Close() }, nil
 }

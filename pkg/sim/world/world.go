@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -33,7 +32,7 @@ func SetLoad(dataDir, app string, milliCPU int64) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
 	}
-	unlock, err := lockFile(loadsLockFile(dataDir))
+	unlock, err := simdir.LockFile(loadsLockFile(dataDir))
 	if err != nil {
 		return err
 	}
@@ -89,27 +88,4 @@ func validateApp(app string) error {
 		return fmt.Errorf("invalid app name %q: it is the value of the pod label %q: %s", app, AppLabel, strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// lockFile takes an exclusive flock on path, creating it, and returns the
-// function that releases it.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening lock file %s: %w", path, err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return func() {
-		// Closing the descriptor releases the lock.
-		f.Close()
-	}, nil
 }
