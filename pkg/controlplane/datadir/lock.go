@@ -71,3 +71,34 @@ func readPID(f *os.File) string {
 	}
 	return " (pid " + pid + ")"
 }
+
+// File is the open lock file. Passing it to a child process (exec.Cmd
+// ExtraFiles) shares the lock with that child: the flock belongs to the open
+// file, so it is held until the parent and the child have both closed it.
+func (l *Lock) File() *os.File { return l.file }
+
+// Inherit adopts a lock that the parent process took on dir and passed as
+// the open file f (see File). It checks that f is dir's lock file and holds
+// its lock, so a child can never run in a directory it does not own.
+func Inherit(dir string, f *os.File) (*Lock, error) {
+	if f == nil {
+		return nil, fmt.Errorf("no inherited lock file for %s", dir)
+	}
+	path := filepath.Join(dir, LockFile)
+	var want, got syscall.Stat_t
+	if err := syscall.Stat(path, &want); err != nil {
+		return nil, fmt.Errorf("inherited lock: %s: %w", path, err)
+	}
+	if err := syscall.Fstat(int(f.Fd()), &got); err != nil {
+		return nil, fmt.Errorf("inherited lock: %w", err)
+	}
+	if got.Dev != want.Dev || got.Ino != want.Ino {
+		return nil, fmt.Errorf("inherited lock: descriptor %d is not %s", f.Fd(), path)
+	}
+	// Locking an open file that already holds the lock succeeds at once;
+	// any other holder makes this fail, and then the parent never had it.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil, fmt.Errorf("inherited lock on %s is not held: %w", path, err)
+	}
+	return &Lock{file: f}, nil
+}

@@ -12,6 +12,10 @@
 //	                                   (what the federation control plane uses)
 //	DIR/members/NAME/fault.json        desired fault state (Fault), written by `atoll sim fault`
 //	DIR/members/NAME/status.json       observed state (MemberStatus), written by the member
+//	DIR/control-plane/fault.json       desired fault state of the federation control plane
+//	                                   (Fault; only Stopped applies), written by `atoll sim fault`
+//	DIR/control-plane/status.json      observed state of the control-plane process (MemberStatus),
+//	                                   written by that process
 //	DIR/world/loads.json               offered CPU load per app (Loads), written by `atoll sim load`
 //	DIR/world/ready/NAME.json          Ready pods per app in member NAME (ReadyReport), written by NAME
 package simdir
@@ -49,6 +53,26 @@ func FaultFile(dataDir, name string) string {
 // StatusFile holds member name's MemberStatus.
 func StatusFile(dataDir, name string) string {
 	return filepath.Join(MemberDir(dataDir, name), "status.json")
+}
+
+// ControlPlaneTarget names the federation control plane where a command
+// takes a member name or the control plane (`atoll sim fault`).
+const ControlPlaneTarget = "control-plane"
+
+// ControlPlaneDir holds the fault, status and process log of the federation
+// control-plane process that `atoll up` supervises.
+func ControlPlaneDir(dataDir string) string { return filepath.Join(dataDir, ControlPlaneTarget) }
+
+// ControlPlaneFaultFile holds the control plane's desired Fault.
+func ControlPlaneFaultFile(dataDir string) string {
+	return filepath.Join(ControlPlaneDir(dataDir), "fault.json")
+}
+
+// ControlPlaneStatusFile holds the control-plane process's MemberStatus:
+// PID, Ready (API server ready, CRDs established, controllers running) and
+// APIServer (its URL).
+func ControlPlaneStatusFile(dataDir string) string {
+	return filepath.Join(ControlPlaneDir(dataDir), "status.json")
 }
 
 // LoadsFile holds the offered loads of all apps.

@@ -54,6 +54,17 @@ type MemberSpec struct {
 	Provider string
 	// ExtraArgs are appended to the `atoll sim cluster` command line.
 	ExtraArgs []string
+
+	// Args, when set, replace the `atoll sim cluster …` command line after
+	// the binary (ExtraArgs are still appended): `atoll up` supervises its
+	// control-plane process this way.
+	Args []string
+	// Dir, when set, replaces DIR/members/NAME as the directory of the
+	// process's fault.json, status.json and logs/process.log.
+	Dir string
+	// ExtraFiles are passed to the process as descriptors 3, 4, … (the
+	// control-plane process inherits the data-dir lock this way).
+	ExtraFiles []*os.File
 }
 
 // Options configure a Supervisor. Zero durations take the defaults above.
@@ -261,7 +272,7 @@ func (s *Supervisor) checkReady(m *member, p *process) (bool, error) {
 		return true, nil
 	}
 	var st simdir.MemberStatus
-	if _, err := simdir.ReadJSON(simdir.StatusFile(s.opts.DataDir, m.spec.Name), &st); err != nil {
+	if _, err := simdir.ReadJSON(filepath.Join(s.dir(m), "status.json"), &st); err != nil {
 		// A status file caught half-written by a non-atomic writer: retry.
 		s.log.V(1).Info("Reading member status", "member", m.spec.Name, "err", err)
 		return false, nil
@@ -372,7 +383,7 @@ func (s *Supervisor) startLocked(m *member) (*process, error) {
 	if s.closing {
 		return nil, fmt.Errorf("member %s: supervisor is stopping", m.spec.Name)
 	}
-	logPath := ProcessLog(s.opts.DataDir, m.spec.Name)
+	logPath := s.processLog(m)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return nil, fmt.Errorf("member %s: creating log directory: %w", m.spec.Name, err)
 	}
@@ -387,6 +398,7 @@ func (s *Supervisor) startLocked(m *member) (*process, error) {
 	cmd.Env = append(os.Environ(), s.opts.Env...)
 	cmd.Stdout = out
 	cmd.Stderr = out
+	cmd.ExtraFiles = m.spec.ExtraFiles
 	// Setpgid: the member and anything it starts form one process group, so
 	// a kill reaches all of it. Pdeathsig: the member dies with atoll up
 	// (strictly, with the OS thread that started it; Go keeps those alive
@@ -409,6 +421,9 @@ func (s *Supervisor) startLocked(m *member) (*process, error) {
 
 // args is the command line of member spec after the binary.
 func (s *Supervisor) args(spec MemberSpec) []string {
+	if len(spec.Args) > 0 {
+		return append(append([]string(nil), spec.Args...), spec.ExtraArgs...)
+	}
 	args := []string{"sim", "cluster", "--name", spec.Name, "--data-dir", s.opts.DataDir}
 	for _, f := range []struct{ flag, value string }{
 		{"--region", spec.Region}, {"--zone", spec.Zone}, {"--provider", spec.Provider},
@@ -492,9 +507,21 @@ func ProcessLog(dataDir, name string) string {
 	return filepath.Join(simdir.MemberDir(dataDir, name), "logs", "process.log")
 }
 
+// dir holds m's fault.json, status.json and logs.
+func (s *Supervisor) dir(m *member) string {
+	if m.spec.Dir != "" {
+		return m.spec.Dir
+	}
+	return simdir.MemberDir(s.opts.DataDir, m.spec.Name)
+}
+
+func (s *Supervisor) processLog(m *member) string {
+	return filepath.Join(s.dir(m), "logs", "process.log")
+}
+
 func (s *Supervisor) readFault(m *member) (simdir.Fault, error) {
 	var f simdir.Fault
-	if _, err := simdir.ReadJSON(simdir.FaultFile(s.opts.DataDir, m.spec.Name), &f); err != nil {
+	if _, err := simdir.ReadJSON(filepath.Join(s.dir(m), "fault.json"), &f); err != nil {
 		return simdir.Fault{}, fmt.Errorf("member %s: %w", m.spec.Name, err)
 	}
 	return f, nil
@@ -503,7 +530,7 @@ func (s *Supervisor) readFault(m *member) (simdir.Fault, error) {
 // logTail returns the last lines of m's process.log, formatted to end an
 // error message, or "" when there are none.
 func (s *Supervisor) logTail(m *member) string {
-	path := ProcessLog(s.opts.DataDir, m.spec.Name)
+	path := s.processLog(m)
 	tail, err := Tail(path, logTailBytes, logTailLines)
 	if err != nil || len(tail) == 0 {
 		return ""

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -36,6 +37,8 @@ func TestMain(m *testing.M) {
 type fakeArgs struct {
 	Region, Zone, Provider, Nodes string
 	Rest                          []string
+	// ExtraFile is the content of descriptor 3, when it was passed one.
+	ExtraFile string `json:",omitempty"`
 }
 
 func fakeMember(args []string) int {
@@ -51,11 +54,20 @@ func fakeMember(args []string) int {
 	fs.StringVar(&got.Zone, "zone", "", "")
 	fs.StringVar(&got.Provider, "provider", "", "")
 	fs.StringVar(&got.Nodes, "nodes", "", "")
+	// --dir replaces DIR/members/NAME (a process with MemberSpec.Dir).
+	ownDir := fs.String("dir", "", "")
 	if err := fs.Parse(args[2:]); err != nil {
 		return 2
 	}
 	got.Rest = fs.Args()
 	dir := simdir.MemberDir(*dataDir, *name)
+	if *ownDir != "" {
+		dir = *ownDir
+		// Such a process is passed descriptor 3 (TestOwnCommandAndDir).
+		if data, err := io.ReadAll(os.NewFile(3, "extra")); err == nil {
+			got.ExtraFile = string(data)
+		}
+	}
 	if err := simdir.WriteJSON(filepath.Join(dir, "args.json"), got); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -72,7 +84,7 @@ func fakeMember(args []string) int {
 		signal.Notify(signals, syscall.SIGTERM)
 	}
 	st := simdir.MemberStatus{PID: os.Getpid(), Ready: true, Updated: time.Now()}
-	if err := simdir.WriteJSON(simdir.StatusFile(*dataDir, *name), st); err != nil {
+	if err := simdir.WriteJSON(filepath.Join(dir, "status.json"), st); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -229,6 +241,76 @@ func TestStartFaultsCrashesAndStop(t *testing.T) {
 	log, _ := os.ReadFile(ProcessLog(dir, "member1"))
 	if !strings.Contains(string(log), "fake member: SIGTERM, exiting") {
 		t.Errorf("member1 was not stopped with SIGTERM; process.log:\n%s", log)
+	}
+}
+
+// TestOwnCommandAndDir: a process with its own command line, directory
+// and descriptors (how `atoll up` supervises its control plane) is started,
+// kept down and restarted like a member, through the files in its Dir.
+func TestOwnCommandAndDir(t *testing.T) {
+	dataDir := t.TempDir()
+	cpDir := filepath.Join(dataDir, "control-plane")
+	extra, err := os.CreateTemp(t.TempDir(), "extra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := extra.WriteString("inherited"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := extra.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(t, MemberSpec{
+		Name:       "control-plane",
+		Args:       []string{"sim", "cluster", "--name", "cp", "--data-dir", dataDir, "--dir", cpDir},
+		ExtraArgs:  []string{"--nodes", "7"},
+		Dir:        cpDir,
+		ExtraFiles: []*os.File{extra},
+	})
+	opts.DataDir = dataDir
+	s := New(opts)
+	t.Cleanup(s.Stop)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	var gotArgs fakeArgs
+	if _, err := simdir.ReadJSON(filepath.Join(cpDir, "args.json"), &gotArgs); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fakeArgs{Nodes: "7", Rest: []string{}, ExtraFile: "inherited"}, gotArgs); diff != "" {
+		t.Errorf("command line and descriptor 3 (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(simdir.MemberDir(dataDir, "control-plane")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a member directory was made for a process with its own Dir (stat: %v)", err)
+	}
+	readOwn := func() simdir.MemberStatus {
+		var st simdir.MemberStatus
+		if _, err := simdir.ReadJSON(filepath.Join(cpDir, "status.json"), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	first := readOwn().PID
+	runSupervisor(t, s)
+
+	if err := simdir.WriteJSON(filepath.Join(cpDir, "fault.json"), simdir.Fault{Generation: 1, Stopped: true}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the process is killed", func() bool { return !alive(first) })
+	time.Sleep(10 * opts.PollInterval)
+	if pid := readOwn().PID; pid != first {
+		t.Errorf("started again (pid %d) while its fault says stopped", pid)
+	}
+	if err := simdir.WriteJSON(filepath.Join(cpDir, "fault.json"), simdir.Fault{Generation: 2}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the process runs again", func() bool {
+		st := readOwn()
+		return st.Ready && st.PID != first && alive(st.PID)
+	})
+	log, _ := os.ReadFile(filepath.Join(cpDir, "logs", "process.log"))
+	if !strings.Contains(string(log), "atoll member ready: cp") {
+		t.Errorf("output not in DIR/control-plane/logs/process.log:\n%s", log)
 	}
 }
 
