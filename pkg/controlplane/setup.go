@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -126,4 +127,30 @@ func WaitReady(ctx context.Context, cfg *rest.Config, exited <-chan error) error
 		case <-tick.C:
 		}
 	}
+}
+
+// ResolveListen turns --listen into an explicit host:port for a process
+// that serves the control plane of dataDir and may be restarted: an
+// explicit port is kept; port 0 becomes the previous run's port
+// (ports.json) when it is free, else a free port. A restarted control
+// plane given the result serves on the same address or fails, so
+// kubeconfigs stay valid.
+func ResolveListen(dataDir, listen string) (string, error) {
+	host, port, err := splitListen(listen)
+	if err != nil {
+		return "", err
+	}
+	if port != 0 {
+		return net.JoinHostPort(host, strconv.Itoa(port)), nil
+	}
+	ports, err := loadPorts(filepath.Join(dataDir, portsFile))
+	if err != nil {
+		return "", err
+	}
+	l, err := listenAPIServer(host, ports, false)
+	if err != nil {
+		return "", err
+	}
+	_ = l.Close()
+	return net.JoinHostPort(host, strconv.Itoa(ports.APIServer)), nil
 }

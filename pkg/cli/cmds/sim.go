@@ -190,8 +190,10 @@ func newSimFaultCommand(run func(context.Context, *SimFault) error) *cobra.Comma
 	cfg := &SimFault{}
 	cmd := &cobra.Command{
 		Use:   "fault TARGET ACTION",
-		Short: "Inject or lift a fault on a simulated member cluster",
-		Long: `Inject or lift a fault on member TARGET and wait until it takes effect.
+		Short: "Inject or lift a fault on a simulated member cluster or the control plane",
+		Long: `Inject or lift a fault on TARGET, a member or control-plane (the federation
+control plane of atoll up: etcd, kube-apiserver and the controllers), and wait
+until it takes effect.
 
 ACTION is one of:
   stop       kill the member process (a crash); atoll up keeps it down
@@ -202,9 +204,16 @@ ACTION is one of:
   slow       add --latency to every request to the member's API server
   fast       remove the added latency
 
-The fault is recorded in DATA-DIR/members/TARGET/fault.json, so it outlives
-restarts of the member and of atoll up. See docs/simulator-faults.md.`,
+control-plane takes stop (its process is killed, members and the world keep
+running) and start (it starts again from the same data dir and address; the
+command waits for /readyz).
+
+The fault is recorded in DATA-DIR/members/TARGET/fault.json (for the control
+plane DATA-DIR/control-plane/fault.json), so it outlives restarts of the
+member and of atoll up (a new atoll up lifts a control-plane stop). See
+docs/simulator-faults.md.`,
 		Example: `  atoll sim fault member2 partition
+  atoll sim fault control-plane stop
   atoll sim fault member2 slow --latency 2s
   atoll sim fault member1 stop --wait 1m`,
 		Args: cobra.ExactArgs(2),

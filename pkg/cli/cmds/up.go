@@ -18,18 +18,30 @@ type Up struct {
 	JoinMembers bool
 	Logging     Logging
 	Manager     Manager
+	// ServeControlPlane (hidden --serve-control-plane) makes this process
+	// the control-plane child of `atoll up`: etcd, kube-apiserver and the
+	// controllers only, no members, the data-dir lock inherited as
+	// descriptor 3 (see docs/design/0005-control-plane-process.md).
+	ServeControlPlane bool
 }
+
+// ServeControlPlaneFlag is the hidden flag `atoll up` adds when it starts
+// its control-plane process.
+const ServeControlPlaneFlag = "serve-control-plane"
 
 // NewUpCommand returns `atoll up`.
 func NewUpCommand(run func(context.Context, *Up) error) *cobra.Command {
 	cfg := &Up{}
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Run the embedded federation control plane (etcd, kube-apiserver, controllers) in this process",
-		Long: `Run the embedded federation control plane in this process: an etcd server, a
-kube-apiserver serving the Karmada-compatible APIs, and atoll's controllers;
-and, as child processes, --members simulated member clusters (member1,
-member2, …; kubeconfigs in DATA-DIR/members/NAME/kubeconfig).
+		Short: "Run the embedded federation control plane (etcd, kube-apiserver, controllers) and simulated members",
+		Long: `Run the embedded federation control plane: an etcd server, a kube-apiserver
+serving the Karmada-compatible APIs, and atoll's controllers, in one child
+process that atoll up supervises (restarted if it crashes; stopped and
+started by ` + "`atoll sim fault control-plane stop|start`" + `; it logs to
+DATA-DIR/logs/control-plane.log); and, as child processes too, --members
+simulated member clusters (member1, member2, …; kubeconfigs in
+DATA-DIR/members/NAME/kubeconfig).
 
 When the control plane serves, atoll prints one line containing "atoll ready"
 and the path of the admin kubeconfig (DATA-DIR/kubeconfig). Data persists in
@@ -43,6 +55,8 @@ and the path of the admin kubeconfig (DATA-DIR/kubeconfig). Data persists in
 	cmd.Flags().BoolVar(&cfg.JoinMembers, "join-members", true, "join the simulated members to the control plane (through their fault proxies)")
 	cmd.Flags().StringSliceVar(&cfg.MemberArgs, "member-args", nil, "extra flags for every `atoll sim cluster`, e.g. --member-args=--nodes=5,--pod-ready-delay=2s")
 	cfg.Logging.addFlags(cmd, "DATA-DIR/logs/atoll.log")
+	cmd.Flags().BoolVar(&cfg.ServeControlPlane, ServeControlPlaneFlag, false, "serve only the control plane, as the child of an atoll up that holds the data-dir lock")
+	_ = cmd.Flags().MarkHidden(ServeControlPlaneFlag)
 	// Embedded mode: the data-dir lock already guarantees a single
 	// controller-manager, and ports default off so several control planes
 	// can run side by side (tests do).

@@ -30,8 +30,11 @@ const (
 // Actions lists the valid actions in the order help and errors show them.
 var Actions = []string{ActionStop, ActionStart, ActionPartition, ActionHeal, ActionSlow, ActionFast}
 
-// ControlPlaneTarget is reserved for faults on the federation control plane.
-const ControlPlaneTarget = "control-plane"
+// ControlPlaneTarget is the federation control plane as a fault target.
+const ControlPlaneTarget = simdir.ControlPlaneTarget
+
+// ControlPlaneActions are the actions the control plane takes.
+var ControlPlaneActions = []string{ActionStop, ActionStart}
 
 // pollInterval is how often the member's status is read while waiting.
 const pollInterval = 100 * time.Millisecond
@@ -40,6 +43,9 @@ const pollInterval = 100 * time.Millisecond
 // (up to cfg.Wait) until the member shows the effect, then prints one line
 // saying what happened.
 func Fault(ctx context.Context, cfg *cmds.SimFault) error {
+	if cfg.Target == ControlPlaneTarget {
+		return controlPlaneFault(ctx, cfg)
+	}
 	if err := validateTarget(cfg.DataDir, cfg.Target); err != nil {
 		return err
 	}
@@ -59,7 +65,8 @@ func Fault(ctx context.Context, cfg *cmds.SimFault) error {
 	if out == nil {
 		out = os.Stdout
 	}
-	w := &waiter{dataDir: cfg.DataDir, member: cfg.Target, action: cfg.Action, fault: next, wait: cfg.Wait}
+	w := &waiter{dataDir: cfg.DataDir, member: cfg.Target, action: cfg.Action, fault: next, wait: cfg.Wait,
+		statusFile: simdir.StatusFile(cfg.DataDir, cfg.Target)}
 	if cfg.Wait <= 0 {
 		_, err := fmt.Fprintf(out, "%s: %s recorded (fault generation %d); not waiting for it to take effect\n", cfg.Target, cfg.Action, next.Generation)
 		return err
@@ -119,11 +126,8 @@ func validateTarget(dataDir, target string) error {
 	if len(known) > 0 {
 		knownText = "known members: " + strings.Join(known, ", ")
 	}
-	switch {
-	case target == ControlPlaneTarget:
-		return fmt.Errorf("TARGET %q: faults on the federation control plane are not supported yet; TARGET must be a member (%s)", target, knownText)
-	case !slices.Contains(known, target):
-		return fmt.Errorf("TARGET %q: no such member in %s (%s)", target, dataDir, knownText)
+	if !slices.Contains(known, target) {
+		return fmt.Errorf("TARGET %q: no such member in %s (%s, or %s)", target, dataDir, knownText, ControlPlaneTarget)
 	}
 	return nil
 }
@@ -152,7 +156,15 @@ func Members(dataDir string) ([]string, error) {
 // fault.json.lock beside it: change is applied to the current Fault and the
 // Generation is incremented. It returns the Fault before and after.
 func UpdateFault(dataDir, member string, change func(*simdir.Fault)) (before, after simdir.Fault, err error) {
-	path := simdir.FaultFile(dataDir, member)
+	return updateFaultFile(simdir.FaultFile(dataDir, member), change)
+}
+
+// UpdateControlPlaneFault is UpdateFault for the control plane's fault.json.
+func UpdateControlPlaneFault(dataDir string, change func(*simdir.Fault)) (before, after simdir.Fault, err error) {
+	return updateFaultFile(simdir.ControlPlaneFaultFile(dataDir), change)
+}
+
+func updateFaultFile(path string, change func(*simdir.Fault)) (before, after simdir.Fault, err error) {
 	unlock, err := simdir.LockFile(path + ".lock")
 	if err != nil {
 		return before, after, err
@@ -170,9 +182,11 @@ func UpdateFault(dataDir, member string, change func(*simdir.Fault)) (before, af
 	return before, after, nil
 }
 
-// waiter waits until a member shows the effect of fault.
+// waiter waits until a member (or the control plane: member is then
+// ControlPlaneTarget) shows the effect of fault in its status file.
 type waiter struct {
 	dataDir, member, action string
+	statusFile              string
 	fault                   simdir.Fault
 	wait                    time.Duration
 }
@@ -186,7 +200,7 @@ func (w *waiter) until(ctx context.Context, done func(simdir.MemberStatus) bool,
 	var readErr error
 	for {
 		st = simdir.MemberStatus{}
-		_, readErr = simdir.ReadJSON(simdir.StatusFile(w.dataDir, w.member), &st)
+		_, readErr = simdir.ReadJSON(w.statusFile, &st)
 		if readErr == nil && done(st) {
 			return st, nil
 		}
@@ -200,7 +214,7 @@ func (w *waiter) until(ctx context.Context, done func(simdir.MemberStatus) bool,
 			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				waited = "when interrupted"
 			}
-			return st, fmt.Errorf("%s: %s recorded (fault generation %d), but %s %s; the fault stays recorded and takes effect as soon as the member and atoll up can apply it", w.member, w.action, w.fault.Generation, waited, why)
+			return st, fmt.Errorf("%s: %s recorded (fault generation %d), but %s %s; the fault stays recorded and takes effect as soon as atoll up can apply it", w.member, w.action, w.fault.Generation, waited, why)
 		case <-ticker.C:
 		}
 	}

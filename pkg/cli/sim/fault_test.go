@@ -75,15 +75,10 @@ func TestFaultValidation(t *testing.T) {
 		cfg     cmds.SimFault
 		wantErr []string
 	}{
-		"control plane is reserved": {
-			members: []string{"member1"},
-			cfg:     cmds.SimFault{Target: "control-plane", Action: "stop"},
-			wantErr: []string{`TARGET "control-plane"`, "not supported yet", "member1"},
-		},
 		"unknown member": {
 			members: []string{"member1", "member2"},
 			cfg:     cmds.SimFault{Target: "member9", Action: "stop"},
-			wantErr: []string{`TARGET "member9"`, "known members: member1, member2"},
+			wantErr: []string{`TARGET "member9"`, "known members: member1, member2", "or control-plane"},
 		},
 		"no members": {
 			cfg:     cmds.SimFault{Target: "member1", Action: "stop"},
