@@ -26,12 +26,15 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/atoll-dev/atoll/apis"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/controller/binding"
 	"github.com/atoll-dev/atoll/pkg/controller/cluster"
 	"github.com/atoll-dev/atoll/pkg/controller/dependencies"
 	"github.com/atoll-dev/atoll/pkg/controller/detector"
+	"github.com/atoll-dev/atoll/pkg/controller/failover"
 	"github.com/atoll-dev/atoll/pkg/controller/hpamarker"
+	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
@@ -59,9 +62,29 @@ type Options struct {
 	ClusterStatusPeriod     time.Duration
 	ClusterSuccessThreshold time.Duration
 	ClusterFailureThreshold time.Duration
+	// Failover configures cluster and application failover (zero values:
+	// defaults; see pkg/controller/failover).
+	Failover FailoverOptions
 	// Controllers selects controllers, Kubernetes style: "*" enables all,
 	// "name" enables one, "-name" disables one. Empty enables none.
 	Controllers []string
+}
+
+// FailoverOptions configure taints, evictions and their pacing.
+type FailoverOptions struct {
+	// NoScheduleOnly taints failed clusters NoSchedule only (no failover).
+	NoScheduleOnly bool
+	// PurgeMode is cluster failover's default purge mode.
+	PurgeMode policyv1alpha1.PurgeMode
+	// EvictionRate (per second; 0 unlimited) and EvictionBurst pace
+	// evictions and returns across the fleet.
+	EvictionRate  float64
+	EvictionBurst int
+	// GracePeriod bounds Gracefully tasks without gracePeriodSeconds.
+	GracePeriod time.Duration
+	// UnhealthyClusterThreshold pauses taint-based evictions above this
+	// fraction of not-Ready clusters.
+	UnhealthyClusterThreshold float64
 }
 
 // Controller is one registered controller: a name and how to add it to a
@@ -74,19 +97,29 @@ type Controller struct {
 // registry lists atoll's controllers in start order. Controllers that talk
 // to members share one cluster cache.
 func registry(opts Options, cc *clustercache.Cache) []Controller {
+	// One bucket paces failover's evictions and the scheduler's returns.
+	limiter := eviction.NewLimiter(opts.Failover.EvictionRate, opts.Failover.EvictionBurst)
 	return []Controller{
 		{Name: "cluster", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return cluster.Setup(ctx, mgr, cc, cluster.Options{
 				StatusPeriod:     opts.ClusterStatusPeriod,
 				SuccessThreshold: opts.ClusterSuccessThreshold,
 				FailureThreshold: opts.ClusterFailureThreshold,
+				NoScheduleOnly:   opts.Failover.NoScheduleOnly,
 			})
 		}},
 		{Name: "detector", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return detector.Setup(ctx, mgr, detector.Options{})
 		}},
 		{Name: "scheduler", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return scheduler.Setup(ctx, mgr, scheduler.Options{})
+			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod})
+		}},
+		{Name: failover.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return failover.Setup(ctx, mgr, failover.Options{
+				Limiter:                   limiter,
+				PurgeMode:                 opts.Failover.PurgeMode,
+				UnhealthyClusterThreshold: opts.Failover.UnhealthyClusterThreshold,
+			})
 		}},
 		{Name: "binding", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return binding.Setup(ctx, mgr, cc, binding.Options{})

@@ -24,11 +24,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/scheduler/framework"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -58,6 +61,12 @@ type Options struct {
 	// Clock stamps lastScheduledTime and condition transitions. Default:
 	// the real clock.
 	Clock clock.PassiveClock
+	// Limiter paces returns to recovered clusters, shared with failover's
+	// evictions. Default: unlimited.
+	Limiter *eviction.Limiter
+	// GracePeriod bounds a Gracefully eviction task without its own
+	// gracePeriodSeconds. Default eviction.DefaultGracePeriod.
+	GracePeriod time.Duration
 }
 
 func (o *Options) defaults() {
@@ -66,6 +75,12 @@ func (o *Options) defaults() {
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
+	}
+	if o.Limiter == nil {
+		o.Limiter = eviction.NewLimiter(0, 0)
+	}
+	if o.GracePeriod <= 0 {
+		o.GracePeriod = eviction.DefaultGracePeriod
 	}
 }
 
@@ -78,46 +93,53 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	klog.FromContext(ctx).V(1).Info("Scheduler plugins", "plugins", fw.PluginNames())
-	for _, k := range []bindingKind{resourceBindingKind{}, clusterResourceBindingKind{}} {
-		r := &reconciler{client: mgr.GetClient(), kind: k, framework: fw, clock: opts.Clock}
+	restored := &restoreTracker{seen: map[string]bool{}}
+	for _, k := range bindingkind.Both {
+		r := &reconciler{client: mgr.GetClient(), kind: k, framework: fw, clock: opts.Clock,
+			limiter: opts.Limiter, gracePeriod: opts.GracePeriod, restored: restored,
+			recorder: mgr.GetEventRecorder("atoll-scheduler")}
 		err := ctrl.NewControllerManagedBy(mgr).
-			Named("scheduler-"+strings.ToLower(k.kind())).
-			For(k.newObject(), builder.WithPredicates(needsScheduling(k))).
+			Named("scheduler-"+strings.ToLower(k.Kind())).
+			For(k.NewObject(), builder.WithPredicates(needsScheduling(k))).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 			Complete(r)
 		if err != nil {
-			return fmt.Errorf("setting up the %s scheduler: %w", k.kind(), err)
+			return fmt.Errorf("setting up the %s scheduler: %w", k.Kind(), err)
 		}
 	}
 	return nil
 }
 
 type reconciler struct {
-	client    client.Client
-	kind      bindingKind
-	framework *framework.Framework
-	clock     clock.PassiveClock
+	client      client.Client
+	kind        bindingkind.Kind
+	framework   *framework.Framework
+	clock       clock.PassiveClock
+	limiter     *eviction.Limiter
+	gracePeriod time.Duration
+	restored    *restoreTracker
+	recorder    recorder.EventRecorder
 }
 
 // Reconcile schedules one binding: get → skip if not ours → compute →
 // write spec.clusters if it differs → write status if it differs.
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	logger := klog.FromContext(ctx)
-	obj := r.kind.newObject()
+	obj := r.kind.NewObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if reason := skipReason(r.kind.spec(obj)); reason != "" {
+	if reason := skipReason(r.kind.Spec(obj)); reason != "" {
 		logger.V(2).Info("Not scheduling binding", "binding", klog.KObj(obj), "reason", reason)
 		return ctrl.Result{}, nil
 	}
 
 	start := r.clock.Now()
-	result, err := r.schedule(ctx, obj)
+	result, requeue, err := r.schedule(ctx, obj)
 	latencySeconds.Observe(r.clock.Since(start).Seconds())
 	attemptsTotal.WithLabelValues(result).Inc()
 	if apierrors.IsConflict(err) {
@@ -127,24 +149,25 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		logger.V(2).Info("Binding changed while scheduling, retrying", "binding", klog.KObj(obj), "err", err)
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
-	return ctrl.Result{}, err
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 // schedule runs one attempt and writes its outcome; it returns the metric
-// result and an error only for what a retry can fix (API errors).
-func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, error) {
+// result, when to look again (eviction tasks waiting for a grace period or
+// a rate-limited return), and an error only for what a retry can fix (API
+// errors).
+func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, time.Duration, error) {
 	logger := klog.FromContext(ctx)
 	clusters, err := r.clusters(ctx)
 	if err != nil {
-		return resultError, err
+		return resultError, 0, err
 	}
-	spec, status := r.kind.spec(obj), r.kind.status(obj)
-	sc := framework.NewSchedulingContext(&framework.BindingView{
-		Kind: r.kind.kind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
-		UID: obj.GetUID(), Generation: obj.GetGeneration(),
-		Spec: spec, Status: status,
-	}, clusters)
-	res, schedErr := r.framework.Schedule(ctx, sc)
+	spec := r.kind.Spec(obj)
+	a := r.run(ctx, obj, clusters)
+	sc, res, schedErr := a.sc, a.res, a.err
 
 	result := resultScheduled
 	var fitErr *framework.FitError
@@ -167,20 +190,28 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, e
 		logger.Info("Scheduling binding failed", "binding", klog.KObj(obj), "err", schedErr)
 	}
 
-	resultChanged := false
-	if schedErr == nil && !sameTargets(spec.Clusters, res.Clusters) {
+	resultChanged := schedErr == nil && !sameTargets(spec.Clusters, res.Clusters)
+	if resultChanged || a.tasksChanged() {
 		base := obj.DeepCopyObject().(client.Object)
-		spec.Clusters = res.Clusters
+		if resultChanged {
+			spec.Clusters = res.Clusters
+		}
+		spec.GracefulEvictionTasks = a.tasks
 		if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
 			client.FieldOwner(names.FieldManager)); err != nil {
-			return resultError, fmt.Errorf("writing spec.clusters of %s %s: %w", r.kind.kind(), klog.KObj(obj), err)
+			return resultError, 0, fmt.Errorf("writing spec.clusters of %s %s: %w", r.kind.Kind(), klog.KObj(obj), err)
 		}
-		resultChanged = true
-		logger.V(1).Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", res.Clusters)
+		if resultChanged {
+			logger.V(1).Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", res.Clusters)
+		}
+		if a.tasksChanged() {
+			logger.V(0).Info("Eviction tasks ended", "binding", klog.KObj(obj), "returnedTo", a.returned, "completed", len(a.completed))
+			r.recordTaskEvents(obj, a)
+		}
 	}
 
 	base := obj.DeepCopyObject().(client.Object)
-	spec, status = r.kind.spec(obj), r.kind.status(obj)
+	spec, status := r.kind.Spec(obj), r.kind.Status(obj)
 	now := metav1.NewTime(r.clock.Now())
 	status.SchedulerObservedGeneration = obj.GetGeneration()
 	status.SchedulerObservedAffinityName = sc.AffinityName
@@ -190,14 +221,14 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, e
 	cond.ObservedGeneration = obj.GetGeneration()
 	cond.LastTransitionTime = now
 	meta.SetStatusCondition(&status.Conditions, cond)
-	if equality.Semantic.DeepEqual(r.kind.status(base), status) {
-		return result, nil
+	if equality.Semantic.DeepEqual(r.kind.Status(base), status) {
+		return result, a.requeue, nil
 	}
 	if err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
 		client.FieldOwner(names.FieldManager)); err != nil {
-		return resultError, fmt.Errorf("writing scheduling status of %s %s: %w", r.kind.kind(), klog.KObj(obj), err)
+		return resultError, 0, fmt.Errorf("writing scheduling status of %s %s: %w", r.kind.Kind(), klog.KObj(obj), err)
 	}
-	return result, nil
+	return result, a.requeue, nil
 }
 
 // clusters lists the clusters from the cache, sorted by name, without the
@@ -256,12 +287,12 @@ func (r *reconciler) clusterHandler() handler.EventHandler {
 // bindings lists the bindings of the kind (those filter accepts; all for
 // a nil filter) as requests.
 func (r *reconciler) bindings(ctx context.Context, filter func(*workv1alpha2.ResourceBindingSpec) bool) []reconcile.Request {
-	list := r.kind.newList()
+	list := r.kind.NewList()
 	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		klog.FromContext(ctx).Error(err, "Listing bindings for a cluster change", "kind", r.kind.kind())
+		klog.FromContext(ctx).Error(err, "Listing bindings for a cluster change", "kind", r.kind.Kind())
 		return nil
 	}
-	return r.kind.requests(list, filter)
+	return r.kind.Requests(list, filter)
 }
 
 // skipReason says why this scheduler leaves a binding alone, or "".
@@ -319,13 +350,17 @@ func sameTargets(a, b []workv1alpha2.TargetCluster) bool {
 // scheduler leaves alone too (its descheduler relies on that). Letting our
 // own write through would start a second attempt on a cache that has not
 // seen the status write yet, and end in a conflict.
-func needsScheduling(k bindingKind) predicate.Predicate {
+func needsScheduling(k bindingkind.Kind) predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			if e.ObjectNew.GetGeneration() == e.ObjectOld.GetGeneration() {
-				return k.status(e.ObjectNew).SchedulerObservedGeneration < e.ObjectNew.GetGeneration()
+				if len(k.Spec(e.ObjectNew).GracefulEvictionTasks) > 0 {
+					// Eviction tasks end on the replacement's health.
+					return true
+				}
+				return k.Status(e.ObjectNew).SchedulerObservedGeneration < e.ObjectNew.GetGeneration()
 			}
-			oldSpec, newSpec := *k.spec(e.ObjectOld), *k.spec(e.ObjectNew)
+			oldSpec, newSpec := *k.Spec(e.ObjectOld), *k.Spec(e.ObjectNew)
 			oldSpec.Clusters, newSpec.Clusters = nil, nil
 			return !equality.Semantic.DeepEqual(oldSpec, newSpec)
 		},

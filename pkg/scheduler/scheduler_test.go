@@ -10,6 +10,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 )
 
@@ -125,7 +126,7 @@ func TestNeedsScheduling(t *testing.T) {
 			want: true,
 		},
 	}
-	p := needsScheduling(resourceBindingKind{})
+	p := needsScheduling(bindingkind.ResourceBinding{})
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			if got := p.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {

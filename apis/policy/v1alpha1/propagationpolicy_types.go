@@ -256,11 +256,15 @@ type ApplicationFailoverBehavior struct {
 
 // ClusterFailoverBehavior configures cluster failover.
 type ClusterFailoverBehavior struct {
-	// purgeMode says what happens to the copy on the failed cluster: Directly
-	// or Gracefully. Defaults to Gracefully.
+	// purgeMode says what happens to the copy on the failed cluster:
+	// Directly (removed as soon as the cluster can be reached), Gracefully
+	// (removed once the replacement is healthy or the grace period passed)
+	// or Never (kept until an operator removes the eviction task). Defaults
+	// to Gracefully. The deprecated spellings Immediately and Graciously are
+	// accepted and mean Directly and Gracefully.
 	// +optional
 	// +kubebuilder:default=Gracefully
-	// +kubebuilder:validation:Enum=Directly;Gracefully
+	// +kubebuilder:validation:Enum=Directly;Gracefully;Never;Immediately;Graciously
 	PurgeMode PurgeMode `json:"purgeMode,omitempty"`
 
 	// statePreservation copies state from the old copy into the new one, as

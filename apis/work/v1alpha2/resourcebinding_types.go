@@ -530,6 +530,24 @@ const (
 	// FullyApplied says whether the resource has been applied to every
 	// scheduled cluster.
 	FullyApplied = "FullyApplied"
+
+	// EvictionBlocked is True while failover wants to move the resource off
+	// a cluster but holds back, for example because no other cluster can
+	// take it (the last copy is never removed). atoll's addition; absent
+	// when nothing is held back.
+	EvictionBlocked = "EvictionBlocked"
+)
+
+// Reasons of the EvictionBlocked condition.
+const (
+	// BindingReasonNoAlternativeCluster: no other cluster can take the
+	// replicas, so the copy stays where it is.
+	BindingReasonNoAlternativeCluster = "NoAlternativeCluster"
+
+	// BindingReasonLargeScaleDisruption: too many clusters are unhealthy at
+	// once (more likely the federation's own network than the members), so
+	// taint-based evictions are paused.
+	BindingReasonLargeScaleDisruption = "LargeScaleDisruption"
 )
 
 // Reasons of the Scheduled condition.

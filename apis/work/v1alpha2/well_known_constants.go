@@ -43,4 +43,8 @@ const (
 
 	// EvictionProducerTaintManager is the producer of taint-based evictions.
 	EvictionProducerTaintManager = "TaintManager"
+
+	// EvictionProducerApplicationFailover is the producer of evictions for
+	// application failures.
+	EvictionProducerApplicationFailover = "ApplicationFailover"
 )

@@ -5,6 +5,7 @@ package cmds
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -63,10 +64,53 @@ type Manager struct {
 	ClusterStatusPeriod     time.Duration
 	ClusterSuccessThreshold time.Duration
 	ClusterFailureThreshold time.Duration
+	Failover                Failover
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
 	LeaderElect             bool
 	LeaderElectionNamespace string
+}
+
+// Failover is how failed clusters and applications are handled.
+type Failover struct {
+	NoExecuteTaints           bool
+	PurgeMode                 string
+	EvictionRate              float64
+	EvictionBurst             int
+	GracefulEvictionTimeout   time.Duration
+	UnhealthyClusterThreshold float64
+}
+
+func (f *Failover) addFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.BoolVar(&f.NoExecuteTaints, "enable-no-execute-taints", true, "taint a failed cluster (Ready False or Unknown for --cluster-failure-threshold) with NoExecute as well as NoSchedule, so that failover moves what does not tolerate it; false taints NoSchedule only, as Karmada v1.14+")
+	fs.StringVar(&f.PurgeMode, "no-execute-taint-eviction-purge-mode", "Gracefully", "what happens to the copy on a failed cluster when the policy's failover.cluster.purgeMode does not say: Directly, Gracefully or Never")
+	fs.Float64Var(&f.EvictionRate, "resource-eviction-rate", 10, "evictions (and returns to recovered clusters) per second across the fleet; 0 means unlimited")
+	fs.IntVar(&f.EvictionBurst, "resource-eviction-burst", 20, "evictions allowed at once before --resource-eviction-rate applies")
+	fs.DurationVar(&f.GracefulEvictionTimeout, "graceful-eviction-timeout", 10*time.Minute, "how long a Gracefully eviction keeps the old copy at most while the replacement becomes healthy, when the task has no gracePeriodSeconds")
+	fs.Float64Var(&f.UnhealthyClusterThreshold, "unhealthy-cluster-threshold", 0.55, "pause taint-based evictions while more than this fraction of the clusters is not Ready (a federation-side network problem looks like that); 1 never pauses")
+}
+
+// Validate checks the failover flags.
+func (f *Failover) Validate() error {
+	switch f.PurgeMode {
+	case "Directly", "Gracefully", "Never", "Immediately", "Graciously":
+	default:
+		return fmt.Errorf("--no-execute-taint-eviction-purge-mode: %q is not a purge mode: use Directly, Gracefully or Never", f.PurgeMode)
+	}
+	if f.EvictionRate < 0 {
+		return fmt.Errorf("--resource-eviction-rate: must not be negative, got %g", f.EvictionRate)
+	}
+	if f.EvictionBurst < 1 {
+		return fmt.Errorf("--resource-eviction-burst: must be at least 1, got %d", f.EvictionBurst)
+	}
+	if f.GracefulEvictionTimeout <= 0 {
+		return fmt.Errorf("--graceful-eviction-timeout: must be positive, got %s", f.GracefulEvictionTimeout)
+	}
+	if f.UnhealthyClusterThreshold <= 0 || f.UnhealthyClusterThreshold > 1 {
+		return fmt.Errorf("--unhealthy-cluster-threshold: must be in (0, 1], got %g", f.UnhealthyClusterThreshold)
+	}
+	return nil
 }
 
 func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderElect bool) {
@@ -77,6 +121,8 @@ func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderEle
 	fs.DurationVar(&m.ClusterStatusPeriod, "cluster-status-period", 10*time.Second, "how often each member cluster's health and status are collected")
 	fs.DurationVar(&m.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must stay healthy before it is marked Ready")
 	fs.DurationVar(&m.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must stay unhealthy before it is marked not Ready")
+	m.Failover.addFlags(cmd)
+	cmd.PreRunE = func(*cobra.Command, []string) error { return m.Failover.Validate() }
 	fs.StringVar(&m.MetricsBindAddress, "metrics-bind-address", metrics, "address of the Prometheus metrics endpoint (\"0\" disables it)")
 	fs.StringVar(&m.HealthProbeBindAddress, "health-probe-bind-address", health, "address of /healthz and /readyz (\"0\" disables them)")
 	fs.BoolVar(&m.LeaderElect, "leader-elect", leaderElect, "elect a leader among controller-manager replicas through a Lease")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/logging"
 	"github.com/atoll-dev/atoll/pkg/manager"
@@ -52,6 +53,14 @@ func ManagerOptions(m cmds.Manager) manager.Options {
 		ClusterStatusPeriod:     m.ClusterStatusPeriod,
 		ClusterSuccessThreshold: m.ClusterSuccessThreshold,
 		ClusterFailureThreshold: m.ClusterFailureThreshold,
+		Failover: manager.FailoverOptions{
+			NoScheduleOnly:            !m.Failover.NoExecuteTaints,
+			PurgeMode:                 policyv1alpha1.PurgeMode(m.Failover.PurgeMode),
+			EvictionRate:              m.Failover.EvictionRate,
+			EvictionBurst:             m.Failover.EvictionBurst,
+			GracePeriod:               m.Failover.GracefulEvictionTimeout,
+			UnhealthyClusterThreshold: m.Failover.UnhealthyClusterThreshold,
+		},
 		MetricsBindAddress:      m.MetricsBindAddress,
 		HealthProbeBindAddress:  m.HealthProbeBindAddress,
 		LeaderElect:             m.LeaderElect,

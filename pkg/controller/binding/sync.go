@@ -29,6 +29,7 @@ import (
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -91,8 +92,15 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	}
 	var errs []error
 	kept := map[string]bool{}
+	held := heldClusters(spec)
 	for _, cluster := range r.members.reached(key, status) {
 		if _, ok := targets[cluster]; ok {
+			continue
+		}
+		if held[cluster] {
+			// A graceful eviction task keeps the old copy, untouched, until
+			// the scheduler ends the task.
+			kept[cluster] = true
 			continue
 		}
 		if err := r.withdraw(ctx, b, spec, cluster, template); err != nil {
@@ -131,9 +139,13 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 			delete(kept, item.ClusterName)
 		}
 	}
-	for cluster := range kept { // reached, withdrawal failed, not yet in status
+	for cluster := range kept { // reached, withdrawal failed or held, not yet in status
+		msg := "withdrawal pending"
+		if held[cluster] {
+			msg = "kept by a graceful eviction task"
+		}
 		newStatus.AggregatedStatus = append(newStatus.AggregatedStatus,
-			workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown, AppliedMessage: "withdrawal pending"})
+			workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown, AppliedMessage: msg})
 	}
 	sort.Slice(newStatus.AggregatedStatus, func(i, j int) bool {
 		return newStatus.AggregatedStatus[i].ClusterName < newStatus.AggregatedStatus[j].ClusterName
@@ -417,6 +429,18 @@ func (r *reconciler) memberEvent(obj any) {
 			// will be reconciled; dropping a duplicate loses nothing.
 		}
 	}
+}
+
+// heldClusters are the clusters whose copy a graceful eviction task keeps
+// (purge mode Gracefully or Never, or suppressDeletion).
+func heldClusters(spec *workv1alpha2.ResourceBindingSpec) map[string]bool {
+	held := map[string]bool{}
+	for i := range spec.GracefulEvictionTasks {
+		if eviction.Holds(&spec.GracefulEvictionTasks[i]) {
+			held[spec.GracefulEvictionTasks[i].FromCluster] = true
+		}
+	}
+	return held
 }
 
 // withdraw deletes the binding's object from a cluster it left, unless the

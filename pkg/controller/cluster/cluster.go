@@ -43,6 +43,10 @@ type Options struct {
 	FailureThreshold time.Duration
 	// ProbeTimeout bounds one /readyz probe (default 5s).
 	ProbeTimeout time.Duration
+	// NoScheduleOnly taints failed clusters with NoSchedule only, as Karmada
+	// v1.14+ does; by default they get NoExecute as well, which failover
+	// acts on.
+	NoScheduleOnly bool
 	// Workers is how many clusters are reconciled at once (default 5).
 	Workers int
 	// Clock is the controller's clock (default the real one).
@@ -268,7 +272,7 @@ func (r *reconciler) collect(ctx context.Context, member *clustercache.Member, c
 // syncTaints makes the health taints follow Ready; it patches spec.taints
 // only when they change and updates cluster in place.
 func (r *reconciler) syncTaints(ctx context.Context, cluster *clusterv1alpha1.Cluster, ready metav1.ConditionStatus, now time.Time) error {
-	taints, added, removed, changed := desiredTaints(cluster.Spec.Taints, ready, metav1.NewTime(now))
+	taints, added, removed, changed := desiredTaints(cluster.Spec.Taints, ready, metav1.NewTime(now), !r.opts.NoScheduleOnly)
 	if !changed {
 		return nil
 	}
@@ -280,10 +284,10 @@ func (r *reconciler) syncTaints(ctx context.Context, cluster *clusterv1alpha1.Cl
 	klog.FromContext(ctx).V(0).Info("Updated cluster taints", "added", added, "removed", removed)
 	note := []string{}
 	for _, k := range added {
-		note = append(note, "added "+k+":NoSchedule")
+		note = append(note, "added "+k)
 	}
 	for _, k := range removed {
-		note = append(note, "removed "+k+":NoSchedule")
+		note = append(note, "removed "+k)
 	}
 	r.recorder.Eventf(cluster, nil, corev1.EventTypeNormal, "TaintsChanged", "UpdateTaints", "%s", strings.Join(note, ", "))
 	return nil

@@ -1,26 +1,30 @@
 package cluster
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 )
 
-// healthTaints are the taints that follow the Ready condition.
+// healthTaints are the taint keys that follow the Ready condition.
 var healthTaints = map[string]metav1.ConditionStatus{
 	clusterv1alpha1.TaintClusterNotReady:    metav1.ConditionFalse,
 	clusterv1alpha1.TaintClusterUnreachable: metav1.ConditionUnknown,
 }
 
 // desiredTaints returns the cluster's taints for Ready status ready:
-// not-ready:NoSchedule while False, unreachable:NoSchedule while Unknown,
-// neither while True. Other taints, and the NoExecute variants of these
-// keys (failover owns those), are kept as they are, in order; a health
-// taint that stays keeps its timeAdded; no Ready status ("") changes
-// nothing. changed reports whether the
-// result differs from taints.
-func desiredTaints(taints []corev1.Taint, ready metav1.ConditionStatus, now metav1.Time) (out []corev1.Taint, added, removed []string, changed bool) {
+// not-ready while False, unreachable while Unknown, neither while True.
+// The health taint has effect NoSchedule and, with noExecute, NoExecute as
+// well (failover evicts what does not tolerate it); without noExecute a
+// NoExecute health taint is left as it is (an operator's). Other taints
+// are kept as they are, in order; a health taint that stays keeps its
+// timeAdded (tolerationSeconds count from it); no Ready status ("")
+// changes nothing. added and removed name the changes as key:Effect;
+// changed reports whether the result differs from taints.
+func desiredTaints(taints []corev1.Taint, ready metav1.ConditionStatus, now metav1.Time, noExecute bool) (out []corev1.Taint, added, removed []string, changed bool) {
 	if ready == "" {
 		return taints, nil, nil, false
 	}
@@ -30,22 +34,31 @@ func desiredTaints(taints []corev1.Taint, ready metav1.ConditionStatus, now meta
 			want = key
 		}
 	}
-	present := false
+	effects := []corev1.TaintEffect{corev1.TaintEffectNoSchedule}
+	if noExecute {
+		effects = append(effects, corev1.TaintEffectNoExecute)
+	}
+	present := map[corev1.TaintEffect]bool{}
 	for _, t := range taints {
 		_, health := healthTaints[t.Key]
+		owned := health && slices.Contains(effects, t.Effect)
 		switch {
-		case !health || t.Effect != corev1.TaintEffectNoSchedule:
+		case !owned:
 			out = append(out, t)
-		case t.Key == want && !present:
-			present = true
+		case t.Key == want && !present[t.Effect]:
+			present[t.Effect] = true
 			out = append(out, t)
 		default:
-			removed = append(removed, t.Key)
+			removed = append(removed, t.Key+":"+string(t.Effect))
 		}
 	}
-	if want != "" && !present {
-		out = append(out, corev1.Taint{Key: want, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &now})
-		added = append(added, want)
+	if want != "" {
+		for _, e := range effects {
+			if !present[e] {
+				out = append(out, corev1.Taint{Key: want, Effect: e, TimeAdded: &now})
+				added = append(added, want+":"+string(e))
+			}
+		}
 	}
 	return out, added, removed, len(added) > 0 || len(removed) > 0
 }

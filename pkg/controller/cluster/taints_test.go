@@ -22,12 +22,35 @@ func TestDesiredTaints(t *testing.T) {
 	newTaint := func(key string) corev1.Taint {
 		return corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &now}
 	}
+	newNoExecute := func(key string) corev1.Taint {
+		return corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute, TimeAdded: &now}
+	}
 	cases := map[string]struct {
 		taints      []corev1.Taint
 		ready       metav1.ConditionStatus
+		noExecute   bool
 		want        []corev1.Taint
 		wantChanged bool
 	}{
+		"with NoExecute, unknown adds unreachable with both effects": {
+			taints: []corev1.Taint{custom}, ready: metav1.ConditionUnknown, noExecute: true,
+			want:        []corev1.Taint{custom, newTaint(clusterv1alpha1.TaintClusterUnreachable), newNoExecute(clusterv1alpha1.TaintClusterUnreachable)},
+			wantChanged: true,
+		},
+		"with NoExecute, an existing NoExecute taint keeps its time": {
+			taints: []corev1.Taint{unreachable, unreachableNoExecute}, ready: metav1.ConditionUnknown, noExecute: true,
+			want: []corev1.Taint{unreachable, unreachableNoExecute},
+		},
+		"with NoExecute, ready removes both effects": {
+			taints: []corev1.Taint{unreachableNoExecute, custom, unreachable}, ready: metav1.ConditionTrue, noExecute: true,
+			want:        []corev1.Taint{custom},
+			wantChanged: true,
+		},
+		"with NoExecute, false swaps unreachable for not-ready, both effects": {
+			taints: []corev1.Taint{unreachable, unreachableNoExecute}, ready: metav1.ConditionFalse, noExecute: true,
+			want:        []corev1.Taint{newTaint(clusterv1alpha1.TaintClusterNotReady), newNoExecute(clusterv1alpha1.TaintClusterNotReady)},
+			wantChanged: true,
+		},
 		"ready, no taints": {
 			ready: metav1.ConditionTrue,
 		},
@@ -54,7 +77,7 @@ func TestDesiredTaints(t *testing.T) {
 			ready:  metav1.ConditionUnknown,
 			want:   []corev1.Taint{unreachable, custom},
 		},
-		"NoExecute variants belong to failover and stay": {
+		"without NoExecute, an operator's NoExecute health taint stays": {
 			taints: []corev1.Taint{unreachableNoExecute},
 			ready:  metav1.ConditionTrue,
 			want:   []corev1.Taint{unreachableNoExecute},
@@ -67,7 +90,7 @@ func TestDesiredTaints(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, _, _, changed := desiredTaints(tc.taints, tc.ready, now)
+			got, _, _, changed := desiredTaints(tc.taints, tc.ready, now, tc.noExecute)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("taints (-want +got):\n%s", diff)
 			}

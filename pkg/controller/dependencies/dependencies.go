@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ import (
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -424,11 +426,19 @@ func (r *reconciler) complete(ctx context.Context, spec *workv1alpha2.ResourceBi
 
 // snapshotOf is b as a requirer: its name and the names of its clusters
 // (replicas are left out so rescaling a workload does not rewrite its
-// dependencies' bindings).
+// dependencies' bindings). Clusters where a graceful eviction task keeps
+// b's old copy count too: that copy still needs its ConfigMaps and
+// Secrets until it is purged.
 func snapshotOf(b *workv1alpha2.ResourceBinding) workv1alpha2.BindingSnapshot {
 	s := workv1alpha2.BindingSnapshot{Namespace: b.Namespace, Name: b.Name}
 	for _, c := range b.Spec.Clusters {
 		s.Clusters = append(s.Clusters, workv1alpha2.TargetCluster{Name: c.Name})
+	}
+	for i := range b.Spec.GracefulEvictionTasks {
+		t := &b.Spec.GracefulEvictionTasks[i]
+		if eviction.Holds(t) && !slices.ContainsFunc(s.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == t.FromCluster }) {
+			s.Clusters = append(s.Clusters, workv1alpha2.TargetCluster{Name: t.FromCluster})
+		}
 	}
 	sort.Slice(s.Clusters, func(i, j int) bool { return s.Clusters[i].Name < s.Clusters[j].Name })
 	return s

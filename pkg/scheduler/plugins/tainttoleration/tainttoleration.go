@@ -31,23 +31,17 @@ func New() (framework.Plugin, error) { return TaintToleration{}, nil }
 // Name returns the plugin name.
 func (TaintToleration) Name() string { return Name }
 
-// Filter rejects a cluster with an untolerated NoSchedule or NoExecute
-// taint; the reason names the first such taint.
+// Filter rejects a cluster the binding is not scheduled to that has an
+// untolerated NoSchedule or NoExecute taint; the reason names the first
+// such taint.
 func (TaintToleration) Filter(ctx context.Context, sc *framework.SchedulingContext, cluster *clusterv1alpha1.Cluster) *framework.Status {
-	if len(cluster.Spec.Taints) == 0 {
+	if len(cluster.Spec.Taints) == 0 || sc.PreviouslyScheduled(cluster.Name) {
 		return nil
 	}
 	logger := klog.FromContext(ctx)
-	scheduledHere := sc.PreviouslyScheduled(cluster.Name)
 	for i := range cluster.Spec.Taints {
 		taint := &cluster.Spec.Taints[i]
-		switch taint.Effect {
-		case corev1.TaintEffectNoExecute:
-		case corev1.TaintEffectNoSchedule:
-			if scheduledHere {
-				continue
-			}
-		default:
+		if taint.Effect != corev1.TaintEffectNoExecute && taint.Effect != corev1.TaintEffectNoSchedule {
 			continue
 		}
 		if !tolerated(logger, taint, sc.Placement.ClusterTolerations) {

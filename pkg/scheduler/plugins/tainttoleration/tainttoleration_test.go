@@ -55,10 +55,8 @@ func TestFilter(t *testing.T) {
 			wantCode:    framework.Unschedulable,
 			wantReasons: []string{"cluster(s) had untolerated taint {dedicated=gpu: NoExecute}"},
 		},
-		"untolerated NoExecute removes a cluster of the previous result": {
+		"untolerated NoExecute leaves a cluster of the previous result to failover": {
 			cluster: dedicated, binding: utiltesting.MakeBinding("web", "ns").TargetCluster("m1", 1),
-			wantCode:    framework.Unschedulable,
-			wantReasons: []string{"cluster(s) had untolerated taint {dedicated=gpu: NoExecute}"},
 		},
 		"NoExecute tolerated by key and value with Equal": {
 			cluster: dedicated,
