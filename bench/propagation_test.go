@@ -83,9 +83,10 @@ var propMemberArgs = "--member-args=--nodes=10,--max-pods=250"
 //     counted by the API server, and the one WATCH of the benchmark's
 //     binding observer is left in), ÷ 1,000; cp-writes/template is the
 //     write-verb part of it;
-//   - MB-rss: VmRSS of the `atoll up` process after settling — it includes
-//     the embedded control-plane etcd and kube-apiserver, not only the
-//     controllers (members are separate processes);
+//   - MB-rss: VmRSS of `atoll up` after settling: its supervising process
+//     plus its control-plane process, which holds the embedded etcd and
+//     kube-apiserver, not only the controllers (members are separate
+//     processes, not counted);
 //   - restart with the 1,000 templates present (Stop, Start on the same
 //     data dir; the members restart with it): restart-idle-s, from the
 //     ready line to the last control-plane write request (idle confirmed by
@@ -329,12 +330,12 @@ func runPropagationScenario(b *testing.B) propResult {
 	res.cpWritesPerTemplate = (writes - propTemplates) / propTemplates
 	b.Logf("control-plane requests during the burst: %.0f (%.0f writes), minus the benchmark's %d creates → %.2f requests, %.2f writes per template; by verb/resource:\n%s",
 		all, writes, propTemplates, res.cpRequestsPerTemplate, res.cpWritesPerTemplate, delta.table(nil, 25))
-	rss, err := residentMB(cp.PID())
+	rss, err := upResidentMB(cp)
 	if err != nil {
 		b.Fatal(err)
 	}
 	res.rssMB = rss
-	b.Logf("VmRSS of atoll up (control-plane etcd + kube-apiserver + controllers): %.0f MB; members: %s", rss, memberRSS(cp))
+	b.Logf("VmRSS of atoll up (supervisor + control-plane process: etcd + kube-apiserver + controllers): %.0f MB; members: %s", rss, memberRSS(cp))
 
 	// Restart with the templates present.
 	memBefore := memberVersions(ctx, b, cp, propNamespace)

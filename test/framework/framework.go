@@ -27,6 +27,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/atoll-dev/atoll/pkg/manager"
+	"github.com/atoll-dev/atoll/pkg/sim/simdir"
 )
 
 // ReadyMarker is what `atoll up` prints once it serves (pkg/cli/up).
@@ -217,6 +218,17 @@ func (cp *ControlPlane) Stop() error {
 // PID is the process id of the running `atoll up`.
 func (cp *ControlPlane) PID() int { return cp.cmd.Process.Pid }
 
+// ControlPlanePID is the process id of the control-plane process that
+// `atoll up` runs (etcd, kube-apiserver and the controllers), from
+// DATA-DIR/control-plane/status.json; 0 when it has not reported yet.
+func (cp *ControlPlane) ControlPlanePID() int {
+	var st simdir.MemberStatus
+	if _, err := simdir.ReadJSON(simdir.ControlPlaneStatusFile(cp.DataDir), &st); err != nil {
+		return 0
+	}
+	return st.PID
+}
+
 // Stderr is what the process has written to standard error so far.
 func (cp *ControlPlane) Stderr() string { return cp.stderr.String() }
 
@@ -246,14 +258,18 @@ func (cp *ControlPlane) Client(t testing.TB) client.Client {
 }
 
 func (cp *ControlPlane) logTail() string {
-	data, err := os.ReadFile(filepath.Join(cp.DataDir, "logs", "atoll.log"))
-	if err != nil {
-		return ""
+	var tail strings.Builder
+	for _, name := range []string{"atoll.log", "control-plane.log"} {
+		data, err := os.ReadFile(filepath.Join(cp.DataDir, "logs", name))
+		if err != nil {
+			continue
+		}
+		if len(data) > 4000 {
+			data = data[len(data)-4000:]
+		}
+		fmt.Fprintf(&tail, "\n%s tail:\n%s", name, data)
 	}
-	if len(data) > 4000 {
-		data = data[len(data)-4000:]
-	}
-	return "\nlog tail:\n" + string(data)
+	return tail.String()
 }
 
 // Context returns a context bounded by d and cancelled when the test ends.
