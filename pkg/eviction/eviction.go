@@ -195,6 +195,12 @@ func Assess(task *workv1alpha2.GracefulEvictionTask, cluster *clusterv1alpha1.Cl
 	if !ClusterReachable(cluster) {
 		return Keep, 0 // purging must wait for the cluster; so does the task
 	}
+	if task.Producer == workv1alpha2.EvictionProducerTaintManager && !ClusterHealthy(cluster) {
+		// Ready again but still tainted: the taints go in the next write.
+		// Whether the binding goes back there (Returnable) is decided once
+		// they are gone; purging now would delete a copy about to be wanted.
+		return Keep, 0
+	}
 	if mode == policyv1alpha1.PurgeModeDirectly || b.Healthy {
 		return Complete, 0
 	}

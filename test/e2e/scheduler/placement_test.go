@@ -162,12 +162,19 @@ func TestAffinityTiers(t *testing.T) {
 		t.Fatalf("schedulerObservingAffinityName = %q, want backup", status.SchedulerObservedAffinityName)
 	}
 
-	// Neither tier fits: the message names both terms.
+	// A NoExecute taint on the cluster a binding runs on does not move it:
+	// evicting is failover's decision (tolerationSeconds, pacing, never the
+	// last copy), not the scheduler's. A new binding fits neither tier,
+	// and the message names both terms.
 	update(t, c, clusterRef("tier-2"), func(cl *clusterv1alpha1.Cluster) {
 		cl.Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}}
 	})
-	waitUnschedulable(t, c, rb, workv1alpha2.BindingReasonNoClusterFit,
-		`no clusterAffinities term fits: term "backup": 0/2 clusters are available: 1 cluster(s) did not match clusterAffinities term "backup", 1 cluster(s) had untolerated taint {maintenance: NoExecute}.`)
+	late := utiltesting.MakeBinding("tier-late-deployment", namespace).Resource("apps/v1", "Deployment", "tier-late").Replicas(2).
+		Placement(rb.Spec.Placement.DeepCopy()).Obj()
+	create(t, c, late)
+	waitUnschedulable(t, c, late, workv1alpha2.BindingReasonNoClusterFit,
+		`no clusterAffinities term fits: term "primary": 0/2 clusters are available: 1 cluster(s) did not match clusterAffinities term "primary", 1 cluster(s) had untolerated taint {maintenance: NoSchedule}; term "backup": 0/2 clusters are available: 1 cluster(s) did not match clusterAffinities term "backup", 1 cluster(s) had untolerated taint {maintenance: NoExecute}.`)
+	waitScheduled(t, c, rb, "tier-2:2")
 
 	// The first tier's cluster recovers; a fresh reschedule starts from the
 	// first term again.

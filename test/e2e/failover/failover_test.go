@@ -1,0 +1,428 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+var allMembers = []string{"member1", "member2", "member3"}
+
+func member(t *testing.T, name string) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
+}
+
+// create makes namespace ns in the control plane and the objects in it;
+// the namespace goes when the test ends (atoll withdraws what it
+// propagated).
+func create(t *testing.T, ctx context.Context, c client.Client, ns string, objs ...client.Object) {
+	t.Helper()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatalf("creating namespace %s: %v", ns, err)
+	}
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
+	for _, o := range objs {
+		o.SetNamespace(ns)
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+func policy(name string, placement policyv1alpha1.Placement, kinds ...string) *policyv1alpha1.PropagationPolicy {
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	for _, k := range kinds {
+		apiVersion := "apps/v1"
+		if k == "HorizontalPodAutoscaler" {
+			apiVersion = "autoscaling/v2"
+		}
+		pp.Spec.ResourceSelectors = append(pp.Spec.ResourceSelectors, policyv1alpha1.ResourceSelector{APIVersion: apiVersion, Kind: k})
+	}
+	pp.Spec.Placement = placement
+	return pp
+}
+
+// tolerateFailure tolerates the health taints for seconds.
+func tolerateFailure(seconds int64) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, key := range []string{clusterv1alpha1.TaintClusterNotReady, clusterv1alpha1.TaintClusterUnreachable} {
+		out = append(out, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(seconds)})
+	}
+	return out
+}
+
+func fault(t *testing.T, target, action string) {
+	t.Helper()
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, target, action)
+}
+
+// restart starts target again when the test ends, in case it failed
+// midway.
+func restartOnCleanup(t *testing.T, target, action string) {
+	t.Cleanup(func() { world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, target, action) })
+}
+
+func load(t *testing.T, app, cpu string) {
+	t.Helper()
+	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, app, cpu)
+}
+
+func getBinding(ctx context.Context, c client.Client, ns, kind, name string) (*workv1alpha2.ResourceBinding, error) {
+	rb := &workv1alpha2.ResourceBinding{}
+	err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: names.BindingName(kind, name)}, rb)
+	return rb, err
+}
+
+func clusterNames(rb *workv1alpha2.ResourceBinding) []string {
+	var out []string
+	for _, t := range rb.Spec.Clusters {
+		out = append(out, t.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func task(rb *workv1alpha2.ResourceBinding, cluster string) *workv1alpha2.GracefulEvictionTask {
+	for i := range rb.Spec.GracefulEvictionTasks {
+		if rb.Spec.GracefulEvictionTasks[i].FromCluster == cluster {
+			return &rb.Spec.GracefulEvictionTasks[i]
+		}
+	}
+	return nil
+}
+
+func describe(rb *workv1alpha2.ResourceBinding) string {
+	var tasks []string
+	for _, t := range rb.Spec.GracefulEvictionTasks {
+		tasks = append(tasks, t.FromCluster+"/"+t.Reason+"/"+string(t.PurgeMode))
+	}
+	return fmt.Sprintf("clusters=%v tasks=%v conditions=%v", clusterNames(rb), tasks, rb.Status.Conditions)
+}
+
+// memberUID is the UID of the Deployment in a member ("" when absent).
+func memberUID(ctx context.Context, t *testing.T, cluster, ns, name string) types.UID {
+	d, err := member(t, cluster).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return d.UID
+}
+
+// hasEvent reports whether an event with reason is recorded for the object
+// named name in ns.
+func hasEvent(ctx context.Context, c client.Client, ns, name, reason string) bool {
+	var list corev1.EventList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return false
+	}
+	return slices.ContainsFunc(list.Items, func(e corev1.Event) bool {
+		return e.InvolvedObject.Name == name && e.Reason == reason
+	})
+}
+
+// metric returns the value of one sample of the controller-manager's
+// metrics, e.g. `atoll_failover_evictions_total{producer="TaintManager",result="evicted"}`.
+func metric(t *testing.T, sample string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatalf("scraping metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("metric %s: %v", sample, err)
+			}
+			return f
+		}
+	}
+	return 0
+}
+
+// TestClusterFailoverStop is the issue's first check: app web-stop with an
+// HPA in each member (Duplicated), load on. member1 stops: the world sends
+// its traffic to member2/member3 at once and their HPAs scale up with no
+// federation involved; after tolerationSeconds the bindings leave member1
+// (graceful eviction tasks record it); the Ready capacity in the reachable
+// clusters recovers to what the load needs. member1 returns: it is
+// reconciled, not wiped, and the placement goes back to it.
+func TestClusterFailoverStop(t *testing.T) {
+	ctx := framework.Context(t, 8*time.Minute)
+	c := world.Client(t)
+	const ns, app = "fo-stop", "web-stop"
+	placement := policyv1alpha1.Placement{
+		ClusterAffinity:    &policyv1alpha1.ClusterAffinity{ClusterNames: allMembers},
+		ClusterTolerations: tolerateFailure(10),
+	}
+	create(t, ctx, c, ns, framework.Deployment(ns, app, 1, "200m"), framework.HPA(ns, app, 10),
+		policy("web", placement, "Deployment", "HorizontalPodAutoscaler"))
+	load(t, app, "900m")
+	t.Cleanup(func() { load(t, app, "0") })
+
+	// 900m over three members: 300m each, 100m per pod at target → 3 each.
+	framework.Eventually(t, 4*time.Minute, "3±1 Ready pods in every member", func() (bool, string) {
+		var got []int
+		ok := true
+		for _, m := range allMembers {
+			n, _ := framework.ReadyPods(ctx, member(t, m), ns, app)
+			got = append(got, n)
+			ok = ok && n >= 2 && n <= 4
+		}
+		return ok, fmt.Sprintf("ready per member %v", got)
+	})
+	uid := memberUID(ctx, t, "member1", ns, app)
+
+	stopped := time.Now()
+	fault(t, "member1", "stop")
+	restartOnCleanup(t, "member1", "start")
+
+	// Traffic and HPAs first: 900m over two members needs ≥9 pods.
+	var capacityBack time.Duration
+	framework.Eventually(t, 3*time.Minute, "member2+member3 carry the load (≥9 Ready pods)", func() (bool, string) {
+		a, _ := framework.ReadyPods(ctx, member(t, "member2"), ns, app)
+		b, _ := framework.ReadyPods(ctx, member(t, "member3"), ns, app)
+		capacityBack = time.Since(stopped)
+		return a+b >= 9, fmt.Sprintf("ready member2=%d member3=%d", a, b)
+	})
+	t.Logf("capacity restored in member2+member3 %.1fs after member1 stopped", capacityBack.Seconds())
+
+	var evictedAfter time.Duration
+	framework.Eventually(t, 2*time.Minute, "bindings evicted from member1 with a task", func() (bool, string) {
+		var msgs []string
+		ok := true
+		for _, kind := range []string{"Deployment", "HorizontalPodAutoscaler"} {
+			rb, err := getBinding(ctx, c, ns, kind, app)
+			if err != nil {
+				return false, err.Error()
+			}
+			tk := task(rb, "member1")
+			ok = ok && slices.Equal(clusterNames(rb), []string{"member2", "member3"}) && tk != nil &&
+				tk.Reason == workv1alpha2.EvictionReasonTaintUntolerated && tk.Producer == workv1alpha2.EvictionProducerTaintManager &&
+				tk.PurgeMode == policyv1alpha1.PurgeModeGracefully
+			msgs = append(msgs, kind+": "+describe(rb))
+		}
+		evictedAfter = time.Since(stopped)
+		return ok, strings.Join(msgs, "; ")
+	})
+	t.Logf("bindings left member1 %.1fs after it stopped (failure threshold 3s + tolerationSeconds 10s)", evictedAfter.Seconds())
+	if evictedAfter < 10*time.Second {
+		t.Errorf("evicted %.1fs after the stop, before tolerationSeconds (10s) ran out", evictedAfter.Seconds())
+	}
+	framework.Eventually(t, 30*time.Second, "Evicted event on the binding", func() (bool, string) {
+		return hasEvent(ctx, c, ns, names.BindingName("Deployment", app), "Evicted"), "no event yet"
+	})
+	var clusterEvents corev1.EventList
+	_ = c.List(ctx, &clusterEvents)
+	if !slices.ContainsFunc(clusterEvents.Items, func(e corev1.Event) bool {
+		return e.InvolvedObject.Name == "member1" && e.Reason == "TaintsChanged" && strings.Contains(e.Message, "NoExecute")
+	}) {
+		t.Errorf("no TaintsChanged event naming the NoExecute taint on cluster member1")
+	}
+
+	fault(t, "member1", "start")
+	framework.Eventually(t, 2*time.Minute, "member1 back in the placement, tasks gone", func() (bool, string) {
+		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Equal(clusterNames(rb), allMembers) && len(rb.Spec.GracefulEvictionTasks) == 0, describe(rb)
+	})
+	if got := memberUID(ctx, t, "member1", ns, app); got != uid {
+		t.Errorf("member1's Deployment was recreated (uid %s, was %s): a returning cluster must be reconciled, not wiped", got, uid)
+	}
+	if n := metric(t, `atoll_failover_evictions_total{producer="TaintManager",result="evicted"}`); n < 2 {
+		t.Errorf("atoll_failover_evictions_total evicted = %v, want ≥ 2", n)
+	}
+	if n := metric(t, `atoll_failover_restore_seconds_count{producer="TaintManager"}`); n < 1 {
+		t.Errorf("atoll_failover_restore_seconds_count = %v, want ≥ 1", n)
+	}
+}
+
+// TestPartitionHeal: member2 is cut off from the federation (it keeps
+// running); the binding leaves it after tolerationSeconds, but its copy is
+// kept (Gracefully cannot purge what it cannot reach). After heal the
+// placement returns to member2 and its objects are intact: same UID, pods
+// never gone.
+func TestPartitionHeal(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	c := world.Client(t)
+	const ns, app = "fo-part", "web-part"
+	placement := policyv1alpha1.Placement{ClusterTolerations: tolerateFailure(5)}
+	create(t, ctx, c, ns, framework.Deployment(ns, app, 2, "100m"), policy("web", placement, "Deployment"))
+	framework.Eventually(t, 2*time.Minute, "2 Ready pods in every member", func() (bool, string) {
+		var got []int
+		ok := true
+		for _, m := range allMembers {
+			n, _ := framework.ReadyPods(ctx, member(t, m), ns, app)
+			got = append(got, n)
+			ok = ok && n == 2
+		}
+		return ok, fmt.Sprintf("ready per member %v", got)
+	})
+	uid := memberUID(ctx, t, "member2", ns, app)
+
+	fault(t, "member2", "partition")
+	restartOnCleanup(t, "member2", "heal")
+	framework.Eventually(t, 2*time.Minute, "binding left member2 with a task", func() (bool, string) {
+		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Equal(clusterNames(rb), []string{"member1", "member3"}) && task(rb, "member2") != nil, describe(rb)
+	})
+	if got := memberUID(ctx, t, "member2", ns, app); got != uid {
+		t.Fatalf("member2's Deployment changed during the partition (uid %q, was %s)", got, uid)
+	}
+
+	fault(t, "member2", "heal")
+	framework.Eventually(t, 2*time.Minute, "placement back on member2, no stale task", func() (bool, string) {
+		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Equal(clusterNames(rb), allMembers) && len(rb.Spec.GracefulEvictionTasks) == 0 &&
+			meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.FullyApplied), describe(rb)
+	})
+	if got := memberUID(ctx, t, "member2", ns, app); got != uid {
+		t.Errorf("member2's Deployment was recreated after heal (uid %q, was %s)", got, uid)
+	}
+	if n, _ := framework.ReadyPods(ctx, member(t, "member2"), ns, app); n != 2 {
+		t.Errorf("member2 has %d Ready pods after heal, want 2", n)
+	}
+}
+
+// TestOnlyCandidateIsNeverEmptied: the policy allows only member3, and
+// member3 fails. Nothing is deleted and nothing moves; the binding's
+// EvictionBlocked condition says why. When member3 returns, all is as
+// before (Karmada #7455 deleted the workload here).
+func TestOnlyCandidateIsNeverEmptied(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	c := world.Client(t)
+	const ns, app = "fo-one", "solo"
+	placement := policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member3"}}}
+	create(t, ctx, c, ns, framework.Deployment(ns, app, 2, "100m"), policy("solo", placement, "Deployment"))
+	framework.Eventually(t, 2*time.Minute, "2 Ready pods in member3", func() (bool, string) {
+		n, err := framework.ReadyPods(ctx, member(t, "member3"), ns, app)
+		return n == 2, fmt.Sprintf("ready=%d err=%v", n, err)
+	})
+	uid := memberUID(ctx, t, "member3", ns, app)
+
+	fault(t, "member3", "stop")
+	restartOnCleanup(t, "member3", "start")
+	framework.Eventually(t, 2*time.Minute, "EvictionBlocked explains, placement unchanged", func() (bool, string) {
+		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		if err != nil {
+			return false, err.Error()
+		}
+		cond := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.EvictionBlocked)
+		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == workv1alpha2.BindingReasonNoAlternativeCluster &&
+			strings.Contains(cond.Message, "no other cluster can take the replicas") &&
+			slices.Equal(clusterNames(rb), []string{"member3"}) && len(rb.Spec.GracefulEvictionTasks) == 0, describe(rb)
+	})
+	if !hasEvent(ctx, c, ns, names.BindingName("Deployment", app), "EvictionBlocked") {
+		t.Errorf("no EvictionBlocked event on the binding")
+	}
+
+	fault(t, "member3", "start")
+	framework.Eventually(t, 2*time.Minute, "member3 back, condition gone, all as before", func() (bool, string) {
+		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		if err != nil {
+			return false, err.Error()
+		}
+		n, _ := framework.ReadyPods(ctx, member(t, "member3"), ns, app)
+		return meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.EvictionBlocked) == nil &&
+			slices.Equal(clusterNames(rb), []string{"member3"}) && n == 2, fmt.Sprintf("%s ready=%d", describe(rb), n)
+	})
+	if got := memberUID(ctx, t, "member3", ns, app); got != uid {
+		t.Errorf("member3's Deployment was recreated (uid %q, was %s)", got, uid)
+	}
+}
+
+// TestApplicationFailover: the Deployment cannot become available in
+// member1 (an override asks for more CPU than a node has: member1 is full
+// for it). After tolerationSeconds it moves to member2, and the old copy
+// is purged only once the new one is healthy (Gracefully).
+func TestApplicationFailover(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	c := world.Client(t)
+	const ns, app = "fo-app", "flaky"
+	pp := policy("flaky", policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+		{AffinityName: "first", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+		{AffinityName: "second", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}},
+	}}, "Deployment")
+	pp.Spec.PropagateDeps = true
+	pp.Spec.Failover = &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{
+		DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To[int32](10)},
+		PurgeMode:          policyv1alpha1.PurgeModeGracefully,
+		GracePeriodSeconds: ptr.To[int32](600),
+	}}
+	full := &policyv1alpha1.OverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "member1-is-full"},
+		Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: app}},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{{
+				TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
+				Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
+					Path: "/spec/template/spec/containers/0/resources/requests/cpu", Operator: policyv1alpha1.OverriderOpReplace,
+					Value: apiextensionsv1.JSON{Raw: []byte(`"64"`)},
+				}}},
+			}},
+		},
+	}
+	create(t, ctx, c, ns, full, framework.Deployment(ns, app, 2, "100m"), pp)
+	framework.Eventually(t, time.Minute, "propagated to member1 (where it cannot run)", func() (bool, string) {
+		return memberUID(ctx, t, "member1", ns, app) != "", "not in member1 yet"
+	})
+
+	// Until the old copy is gone, it must be there whenever the new one is
+	// not yet available.
+	framework.Eventually(t, 3*time.Minute, "moved to member2, old copy purged after the new one is healthy", func() (bool, string) {
+		inFirst := memberUID(ctx, t, "member1", ns, app) != ""
+		d, err := member(t, "member2").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
+		available := err == nil && d.Status.AvailableReplicas == 2
+		if !inFirst && !available {
+			t.Fatalf("member1's copy was purged while member2's is not available (err %v)", err)
+		}
+		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		if err != nil {
+			return false, err.Error()
+		}
+		return !inFirst && available && slices.Equal(clusterNames(rb), []string{"member2"}) && len(rb.Spec.GracefulEvictionTasks) == 0,
+			fmt.Sprintf("in member1=%t member2 available=%t %s", inFirst, available, describe(rb))
+	})
+	for _, reason := range []string{"Evicted", "EvictionCompleted"} {
+		if !hasEvent(ctx, c, ns, names.BindingName("Deployment", app), reason) {
+			t.Errorf("no %s event on the binding", reason)
+		}
+	}
+	if n := metric(t, `atoll_failover_evictions_total{producer="ApplicationFailover",result="evicted"}`); n < 1 {
+		t.Errorf("atoll_failover_evictions_total for application failover = %v, want ≥ 1", n)
+	}
+}
