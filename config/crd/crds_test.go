@@ -229,7 +229,7 @@ func TestEnums(t *testing.T) {
 			pp, []string{"spec", "failover", "application", "purgeMode"},
 			[]string{"Directly", "Gracefully", "Never", "Immediately", "Graciously"},
 		},
-		"cluster purgeMode": {pp, []string{"spec", "failover", "cluster", "purgeMode"}, []string{"Directly", "Gracefully"}},
+		"cluster purgeMode": {pp, []string{"spec", "failover", "cluster", "purgeMode"}, []string{"Directly", "Gracefully", "Never", "Immediately", "Graciously"}},
 		"eviction task purgeMode": {
 			rb, []string{"spec", "gracefulEvictionTasks", "[]", "purgeMode"},
 			[]string{"Directly", "Gracefully", "Never", "Immediately", "Graciously"},

@@ -29,6 +29,7 @@ func Apply(ctx context.Context, cfg *rest.Config, docs [][]byte) error {
 		return fmt.Errorf("building apiextensions client: %w", err)
 	}
 	names := make([]string, 0, len(docs))
+	var served []servedResource
 	for _, doc := range docs {
 		var crd apiextensionsv1.CustomResourceDefinition
 		if err := yaml.UnmarshalStrict(doc, &crd); err != nil {
@@ -45,11 +46,50 @@ func Apply(ctx context.Context, cfg *rest.Config, docs [][]byte) error {
 			return fmt.Errorf("applying CRD %s: %w", crd.Name, err)
 		}
 		names = append(names, crd.Name)
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				served = append(served, servedResource{groupVersion: crd.Spec.Group + "/" + v.Name, plural: crd.Spec.Names.Plural})
+			}
+		}
 	}
 	for _, name := range names {
 		if err := waitEstablished(ctx, client, name); err != nil {
 			return err
 		}
+	}
+	// Established is not yet discoverable: clients that build a REST
+	// mapper right after (the controller-manager) would not find the kinds.
+	for _, r := range served {
+		if err := waitDiscoverable(ctx, client, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// servedResource is one resource a CRD serves, as discovery lists it.
+type servedResource struct {
+	groupVersion, plural string
+}
+
+func waitDiscoverable(ctx context.Context, client clientset.Interface, r servedResource) error {
+	var last string
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		list, err := client.Discovery().ServerResourcesForGroupVersion(r.groupVersion)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		for _, res := range list.APIResources {
+			if res.Name == r.plural {
+				return true, nil
+			}
+		}
+		last = "not in discovery yet"
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s in %s to be discoverable: %w (%s)", r.plural, r.groupVersion, err, last)
 	}
 	return nil
 }

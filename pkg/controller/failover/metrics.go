@@ -29,12 +29,11 @@ func (c *pendingCollector) Collect(ch chan<- prometheus.Metric) {
 		if err := c.client.List(context.Background(), list, client.UnsafeDisableDeepCopy); err != nil {
 			continue // the cache is not started yet
 		}
-		k.Requests(list, func(spec *workv1alpha2.ResourceBindingSpec) bool {
+		for _, spec := range k.Specs(list) {
 			for _, t := range spec.GracefulEvictionTasks {
 				counts[t.Producer]++
 			}
-			return false
-		})
+		}
 	}
 	for _, p := range []string{workv1alpha2.EvictionProducerTaintManager, workv1alpha2.EvictionProducerApplicationFailover} {
 		counts[p] += 0

@@ -21,6 +21,8 @@ type Kind interface {
 	// Requests lists the bindings of l that filter accepts (all for a nil
 	// filter) as reconcile requests.
 	Requests(l client.ObjectList, filter func(*workv1alpha2.ResourceBindingSpec) bool) []reconcile.Request
+	// Specs returns the specs of the bindings of l (pointers into l).
+	Specs(l client.ObjectList) []*workv1alpha2.ResourceBindingSpec
 }
 
 // Both are the two kinds, namespaced first.
@@ -45,6 +47,15 @@ func (ResourceBinding) Requests(l client.ObjectList, filter func(*workv1alpha2.R
 		if filter == nil || filter(&items[i].Spec) {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: items[i].Namespace, Name: items[i].Name}})
 		}
+	}
+	return out
+}
+
+func (ResourceBinding) Specs(l client.ObjectList) []*workv1alpha2.ResourceBindingSpec {
+	items := l.(*workv1alpha2.ResourceBindingList).Items
+	out := make([]*workv1alpha2.ResourceBindingSpec, len(items))
+	for i := range items {
+		out[i] = &items[i].Spec
 	}
 	return out
 }
@@ -74,6 +85,15 @@ func (ClusterResourceBinding) Requests(l client.ObjectList, filter func(*workv1a
 		if filter == nil || filter(&items[i].Spec) {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: items[i].Name}})
 		}
+	}
+	return out
+}
+
+func (ClusterResourceBinding) Specs(l client.ObjectList) []*workv1alpha2.ResourceBindingSpec {
+	items := l.(*workv1alpha2.ClusterResourceBindingList).Items
+	out := make([]*workv1alpha2.ResourceBindingSpec, len(items))
+	for i := range items {
+		out[i] = &items[i].Spec
 	}
 	return out
 }
