@@ -10,16 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-
-	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/test/framework"
@@ -65,19 +62,7 @@ func runFailoverScenario(b *testing.B) {
 	ctx := framework.Context(b, 28*time.Minute)
 	c := cp.Client(b)
 	admin := kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
-	framework.Eventually(b, 2*time.Minute, "members Ready", func() (bool, string) {
-		var list clusterv1alpha1.ClusterList
-		if err := c.List(ctx, &list); err != nil {
-			return false, err.Error()
-		}
-		ready := 0
-		for _, cl := range list.Items {
-			if meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && len(cl.Status.APIEnablements) > 0 {
-				ready++
-			}
-		}
-		return ready == 3, fmt.Sprintf("%d of %d Ready", ready, len(list.Items))
-	})
+	waitClustersReady(ctx, b, c, 3)
 
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: foNamespace}}); err != nil {
 		b.Fatal(err)

@@ -183,20 +183,7 @@ func runPropagationScenario(b *testing.B) propResult {
 	c := cp.Client(b)
 	admin := kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
 
-	// Members joined and Ready.
-	framework.Eventually(b, 2*time.Minute, "members Ready", func() (bool, string) {
-		var list clusterv1alpha1.ClusterList
-		if err := c.List(ctx, &list); err != nil {
-			return false, err.Error()
-		}
-		ready := 0
-		for _, cl := range list.Items {
-			if meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && len(cl.Status.APIEnablements) > 0 {
-				ready++
-			}
-		}
-		return ready == len(propMembers), fmt.Sprintf("%d of %d clusters Ready", ready, len(list.Items))
-	})
+	waitClustersReady(ctx, b, c, len(propMembers))
 
 	// Namespace and policy; wait until the detector has seen the policy
 	// (it gives it a permanent-id label).
@@ -379,6 +366,24 @@ func runPropagationScenario(b *testing.B) propResult {
 		b.Fatal(err)
 	}
 	return res
+}
+
+// waitClustersReady waits until n clusters are joined, Ready and have
+// reported their APIs.
+func waitClustersReady(ctx context.Context, b *testing.B, c client.Client, n int) {
+	framework.Eventually(b, 2*time.Minute, "members Ready", func() (bool, string) {
+		var list clusterv1alpha1.ClusterList
+		if err := c.List(ctx, &list); err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for _, cl := range list.Items {
+			if meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && len(cl.Status.APIEnablements) > 0 {
+				ready++
+			}
+		}
+		return ready == n, fmt.Sprintf("%d of %d clusters Ready", ready, len(list.Items))
+	})
 }
 
 func templateName(i int) string { return fmt.Sprintf("app-%04d", i) }

@@ -8,15 +8,11 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
-	"k8s.io/utils/ptr"
 
 	"github.com/atoll-dev/atoll/test/framework"
 )
@@ -35,46 +31,6 @@ func newNamespace(t *testing.T, ctx context.Context, cs kubernetes.Interface, na
 	t.Cleanup(func() {
 		_ = cs.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-}
-
-func deployment(ns, app string, replicas int32, cpu string) *appsv1.Deployment {
-	labels := map[string]string{"app": app}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name:  "app",
-					Image: "registry.example/" + app + ":1",
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceCPU:    resource.MustParse(cpu),
-						corev1.ResourceMemory: resource.MustParse("64Mi"),
-					}},
-				}}},
-			},
-		},
-	}
-}
-
-func hpa(ns, app string, maxReplicas int32) *autoscalingv2.HorizontalPodAutoscaler {
-	return &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: app},
-			MinReplicas:    ptr.To[int32](1),
-			MaxReplicas:    maxReplicas,
-			Metrics: []autoscalingv2.MetricSpec{{
-				Type: autoscalingv2.ResourceMetricSourceType,
-				Resource: &autoscalingv2.ResourceMetricSource{
-					Name:   corev1.ResourceCPU,
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)},
-				},
-			}},
-		},
-	}
 }
 
 // podCounts returns how many pods of app are Ready and how many are
@@ -108,7 +64,7 @@ func TestDeploymentRunsAndSurplusStaysPending(t *testing.T) {
 	cs := memberClient(t, "member1")
 	newNamespace(t, ctx, cs, "capacity")
 
-	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, deployment("capacity", "small", 2, "100m"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, framework.Deployment("capacity", "small", 2, "100m"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 90*time.Second, "2 Ready pods of small", func() (bool, string) {
@@ -117,7 +73,7 @@ func TestDeploymentRunsAndSurplusStaysPending(t *testing.T) {
 	})
 
 	// Nodes have 8 CPU each (3 nodes): a 5-CPU pod fits once per node.
-	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, deployment("capacity", "big", 5, "5"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, framework.Deployment("capacity", "big", 5, "5"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 90*time.Second, "3 Ready and 2 unschedulable pods of big", func() (bool, string) {
@@ -142,10 +98,10 @@ func TestHPAScalesWithWorldLoad(t *testing.T) {
 	ctx := framework.Context(t, 5*time.Minute)
 	cs := memberClient(t, "member1")
 	newNamespace(t, ctx, cs, "hpa")
-	if _, err := cs.AppsV1().Deployments("hpa").Create(ctx, deployment("hpa", "web", 1, "200m"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments("hpa").Create(ctx, framework.Deployment("hpa", "web", 1, "200m"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("hpa").Create(ctx, hpa("hpa", "web", 10), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("hpa").Create(ctx, framework.HPA("hpa", "web", 10), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "web", "600m")
@@ -195,10 +151,10 @@ func TestStoppedMemberLoadMovesToTheOther(t *testing.T) {
 	m1, m2 := memberClient(t, "member1"), memberClient(t, "member2")
 	for _, cs := range []kubernetes.Interface{m1, m2} {
 		newNamespace(t, ctx, cs, "shop")
-		if _, err := cs.AppsV1().Deployments("shop").Create(ctx, deployment("shop", "shop", 2, "200m"), metav1.CreateOptions{}); err != nil {
+		if _, err := cs.AppsV1().Deployments("shop").Create(ctx, framework.Deployment("shop", "shop", 2, "200m"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("shop").Create(ctx, hpa("shop", "shop", 12), metav1.CreateOptions{}); err != nil {
+		if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("shop").Create(ctx, framework.HPA("shop", "shop", 12), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

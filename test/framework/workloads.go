@@ -13,7 +13,8 @@ import (
 )
 
 // Deployment is a Deployment of app (pods labelled app=APP, which the
-// simulated world sends APP's load to), each pod requesting cpu.
+// simulated world sends APP's load to), each pod requesting cpu and 64Mi
+// of memory.
 func Deployment(ns, app string, replicas int32, cpu string) *appsv1.Deployment {
 	labels := map[string]string{"app": app}
 	return &appsv1.Deployment{
@@ -26,7 +27,10 @@ func Deployment(ns, app string, replicas int32, cpu string) *appsv1.Deployment {
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{
 					Name: app, Image: "registry.example/" + app + ":1",
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}},
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceCPU:    resource.MustParse(cpu),
+						corev1.ResourceMemory: resource.MustParse("64Mi"),
+					}},
 				}}},
 			},
 		},
