@@ -199,7 +199,7 @@ func runFailoverScenario(b *testing.B) {
 	evictAll := lastEvict.Sub(stopped).Seconds()
 	rate := float64(len(evictedAt)) / max(lastEvict.Sub(firstEvict).Seconds(), 0.5)
 	b.Logf("evict-all %.1fs (%.1f evictions/s), restore p50 %.1fs p99 %.1fs max %.1fs, %.1f control-plane writes per binding",
-		evictAll, rate, percentile(restore, 50), percentile(restore, 99), restore[len(restore)-1], writes/foTemplates)
+		evictAll, rate, percentile(restore, 0.50), percentile(restore, 0.99), restore[len(restore)-1], writes/foTemplates)
 	b.Logf("control-plane writes during the failover:\n%s", after.minus(before).table(isCountedWrite, 12))
 
 	started := time.Now()
@@ -229,8 +229,8 @@ func runFailoverScenario(b *testing.B) {
 
 	b.ReportMetric(evictAll, "evict-all-s")
 	b.ReportMetric(rate, "evictions/s")
-	b.ReportMetric(percentile(restore, 50), "restore-p50-s")
-	b.ReportMetric(percentile(restore, 99), "restore-p99-s")
+	b.ReportMetric(percentile(restore, 0.50), "restore-p50-s")
+	b.ReportMetric(percentile(restore, 0.99), "restore-p99-s")
 	b.ReportMetric(restore[len(restore)-1], "restore-max-s")
 	b.ReportMetric(writes/foTemplates, "cp-writes/binding")
 	b.ReportMetric(returnAll, "return-all-s")

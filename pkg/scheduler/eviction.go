@@ -48,7 +48,11 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 	}
 	a := &attempt{tasks: spec.GracefulEvictionTasks}
 
-	var returnable []string
+	// returnable: tasks whose cluster is healthy again; waiting: those of
+	// them the placement wants back but the bucket has no token for yet —
+	// they must stay until their turn, not complete (which would purge a
+	// copy the next attempt puts back).
+	var returnable, waiting []string
 	for i := range spec.GracefulEvictionTasks {
 		if t := &spec.GracefulEvictionTasks[i]; eviction.Returnable(t, byName[t.FromCluster]) {
 			returnable = append(returnable, t.FromCluster)
@@ -77,6 +81,7 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 					return a
 				} else {
 					a.requeue = wait // returns are paced fleet-wide
+					waiting = back
 				}
 			}
 		}
@@ -100,6 +105,9 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 			r.restored.observe(obj, t, byName[t.FromCluster], now)
 		}
 		d, wait := eviction.Assess(t, byName[t.FromCluster], state, r.gracePeriod, now)
+		if slices.Contains(waiting, t.FromCluster) {
+			d, wait = eviction.Keep, 0
+		}
 		if d == eviction.Complete {
 			a.completed = append(a.completed, *t)
 			r.restored.forget(obj, t)

@@ -75,6 +75,11 @@ func TestRunEvictionTasks(t *testing.T) {
 		if len(a.returned) != 0 || a.requeue <= 0 {
 			t.Fatalf("returned %v, requeue %s; want no return yet and a requeue", a.returned, a.requeue)
 		}
+		// The replacement is healthy, but the task waits for its turn: were
+		// it completed, the copy would be purged and then put back.
+		if a.tasksChanged() || len(a.tasks) != 1 {
+			t.Fatalf("tasks %v, completed %v; want the task kept until a token is free", a.tasks, a.completed)
+		}
 	})
 	t.Run("cluster still down: task kept though the replacement is healthy", func(t *testing.T) {
 		r := newReconciler(eviction.NewLimiter(0, 0))
