@@ -167,6 +167,18 @@ const (
 	Complete
 )
 
+// ReturnSettle is how long a cluster that came back must have been Ready
+// before the old copy of a cluster-failover task is purged because the
+// placement did not take the cluster back. Returns themselves do not wait.
+const ReturnSettle = time.Minute
+
+func readySince(c *clusterv1alpha1.Cluster) time.Time {
+	if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond != nil {
+		return cond.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
 // Binding is what Assess needs to know of the binding.
 type Binding struct {
 	// Placed is Placed for the binding.
@@ -195,11 +207,20 @@ func Assess(task *workv1alpha2.GracefulEvictionTask, cluster *clusterv1alpha1.Cl
 	if !ClusterReachable(cluster) {
 		return Keep, 0 // purging must wait for the cluster; so does the task
 	}
-	if task.Producer == workv1alpha2.EvictionProducerTaintManager && !ClusterHealthy(cluster) {
-		// Ready again but still tainted: the taints go in the next write.
-		// Whether the binding goes back there (Returnable) is decided once
-		// they are gone; purging now would delete a copy about to be wanted.
-		return Keep, 0
+	if task.Producer == workv1alpha2.EvictionProducerTaintManager {
+		if !ClusterHealthy(cluster) {
+			// Ready again but still tainted: the taints go in the next
+			// write. Whether the binding goes back there (Returnable) is
+			// decided once they are gone; purging now would delete a copy
+			// about to be wanted.
+			return Keep, 0
+		}
+		if left := ReturnSettle - now.Sub(readySince(cluster)); left > 0 {
+			// Just back: its status (nodes, resource summary) is still
+			// catching up, so "the placement does not want it" may only
+			// mean "not yet". The scheduler keeps trying to return it.
+			return Keep, left
+		}
 	}
 	if mode == policyv1alpha1.PurgeModeDirectly || b.Healthy {
 		return Complete, 0

@@ -56,6 +56,11 @@ func TestAssess(t *testing.T) {
 	up := cluster("m1", metav1.ConditionTrue)
 	down := cluster("m1", metav1.ConditionUnknown)
 	healthy := Binding{Placed: true, Healthy: true}
+	backAt := func(at time.Time) *clusterv1alpha1.Cluster {
+		c := cluster("m1", metav1.ConditionTrue)
+		c.Status.Conditions[0].LastTransitionTime = metav1.Time{Time: at}
+		return c
+	}
 	placed := Binding{Placed: true}
 	cases := map[string]struct {
 		task     *workv1alpha2.GracefulEvictionTask
@@ -75,7 +80,9 @@ func TestAssess(t *testing.T) {
 		"grace period over but placed nowhere":  {task(policyv1alpha1.PurgeModeGracefully), up, Binding{}, t0.Add(11 * time.Minute), Keep, 0},
 		"ready but still tainted: the return is decided first": {task(policyv1alpha1.PurgeModeGracefully), cluster("m1", metav1.ConditionTrue,
 			corev1.Taint{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoExecute}), healthy, t0, Keep, 0},
-		"deprecated Graciously acts as Gracefully": {task(policyv1alpha1.PurgeModeGraciously), up, placed, t0, Keep, 10 * time.Minute},
+		"just back: purge waits for the cluster to settle": {task(policyv1alpha1.PurgeModeGracefully), backAt(t0.Add(-20 * time.Second)), healthy, t0, Keep, 40 * time.Second},
+		"back and settled, not taken back: purged":         {task(policyv1alpha1.PurgeModeGracefully), backAt(t0.Add(-2 * time.Minute)), healthy, t0, Complete, 0},
+		"deprecated Graciously acts as Gracefully":         {task(policyv1alpha1.PurgeModeGraciously), up, placed, t0, Keep, 10 * time.Minute},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
