@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,30 +94,7 @@ func runFailoverScenario(b *testing.B) {
 		return got.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "", fmt.Sprint(got.Labels)
 	})
 
-	cfg := cp.RESTConfig(b)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < propClients; w++ {
-		cs := clientWithLimits(b, cfg)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= foTemplates {
-					return
-				}
-				if _, err := cs.AppsV1().Deployments(foNamespace).Create(ctx, benchDeployment(foNamespace, templateName(i), foReplicas), metav1.CreateOptions{}); err != nil {
-					b.Errorf("creating template %d: %v", i, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if b.Failed() {
-		b.FailNow()
-	}
+	createTemplates(ctx, b, cp.RESTConfig(b), foNamespace, foTemplates, foReplicas)
 	framework.Eventually(b, 15*time.Minute, "every template 3/3 Ready on three members", func() (bool, string) {
 		ready, err := readyTemplates(ctx, c)
 		return err == nil && ready == foTemplates, fmt.Sprintf("%d of %d ready (err %v)", ready, foTemplates, err)

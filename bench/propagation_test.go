@@ -233,36 +233,9 @@ func runPropagationScenario(b *testing.B) propResult {
 	}
 
 	// 1,000 templates from 16 clients.
-	cfg := cp.RESTConfig(b)
-	createdAt := make([]time.Time, propTemplates)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, propClients)
 	start := time.Now()
-	for w := 0; w < propClients; w++ {
-		cs := clientWithLimits(b, cfg)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= propTemplates {
-					return
-				}
-				if _, err := cs.AppsV1().Deployments(propNamespace).Create(ctx, benchDeployment(propNamespace, templateName(i), propReplicas), metav1.CreateOptions{}); err != nil {
-					errs <- fmt.Errorf("creating template %d: %w", i, err)
-					return
-				}
-				createdAt[i] = time.Now()
-			}
-		}()
-	}
-	wg.Wait()
+	createdAt := createTemplates(ctx, b, cp.RESTConfig(b), propNamespace, propTemplates, propReplicas)
 	createsDone := time.Since(start)
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
 	b.Logf("%d templates created in %v (%.0f/s)", propTemplates, createsDone.Round(time.Millisecond), propTemplates/createsDone.Seconds())
 
 	// Every member object appeared.
@@ -384,6 +357,39 @@ func waitClustersReady(ctx context.Context, b *testing.B, c client.Client, n int
 		}
 		return ready == n, fmt.Sprintf("%d of %d clusters Ready", ready, len(list.Items))
 	})
+}
+
+// createTemplates creates n Deployments (templateName(0…n-1)) in ns from
+// propClients parallel clients and returns when each create returned.
+func createTemplates(ctx context.Context, b *testing.B, cfg *rest.Config, ns string, n int, replicas int32) []time.Time {
+	createdAt := make([]time.Time, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, propClients)
+	for w := 0; w < propClients; w++ {
+		cs := clientWithLimits(b, cfg)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if _, err := cs.AppsV1().Deployments(ns).Create(ctx, benchDeployment(ns, templateName(i), replicas), metav1.CreateOptions{}); err != nil {
+					errs <- fmt.Errorf("creating template %d: %w", i, err)
+					return
+				}
+				createdAt[i] = time.Now()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	return createdAt
 }
 
 func templateName(i int) string { return fmt.Sprintf("app-%04d", i) }
