@@ -88,6 +88,29 @@ func TestRunEvictionTasks(t *testing.T) {
 			t.Fatalf("tasks %v, completed %v; want the task kept", a.tasks, a.completed)
 		}
 	})
+	t.Run("dynamic weights stay where they moved: the recovered cluster's copy is purged", func(t *testing.T) {
+		r := newReconciler(eviction.NewLimiter(0, 0))
+		b := duplicated()
+		b.Spec.Replicas = 3
+		b.Spec.Placement = utiltesting.MakePlacement().DynamicWeight().Obj()
+		b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "m2", Replicas: 2}, {Name: "m3", Replicas: 1}}
+		readyFor := func(name string, d time.Duration) *clusterv1alpha1.Cluster {
+			c := utiltesting.MakeCluster(name).APIEnablement("apps/v1", "Deployment").Ready().
+				ResourceSummary(map[corev1.ResourceName]string{"cpu": "8", "memory": "32Gi", "pods": "110"}, nil).Obj()
+			c.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-d))
+			return c
+		}
+		// Just back: its status may still be catching up, so no purge yet.
+		a := r.run(context.Background(), b, []*clusterv1alpha1.Cluster{readyFor("m1", 10*time.Second), readyFor("m2", time.Hour), readyFor("m3", time.Hour)})
+		if a.err != nil || len(a.returned) != 0 || a.tasksChanged() || a.requeue != 50*time.Second {
+			t.Fatalf("returned %v, completed %v, requeue %s, err %v; want the task kept 50s more", a.returned, a.completed, a.requeue, a.err)
+		}
+		// Settled, and the placement still does not take it back: purged.
+		a = r.run(context.Background(), b, []*clusterv1alpha1.Cluster{readyFor("m1", 2*time.Minute), readyFor("m2", time.Hour), readyFor("m3", time.Hour)})
+		if a.err != nil || len(a.returned) != 0 || len(a.completed) != 1 || len(a.tasks) != 0 {
+			t.Fatalf("returned %v, completed %v, tasks %v, err %v; want no return and the task completed", a.returned, a.completed, a.tasks, a.err)
+		}
+	})
 	t.Run("application failure: completed once the replacement is healthy, no return", func(t *testing.T) {
 		r := newReconciler(eviction.NewLimiter(0, 0))
 		b := duplicated()
