@@ -426,3 +426,50 @@ func TestApplicationFailover(t *testing.T) {
 		t.Errorf("atoll_failover_evictions_total for application failover = %v, want ≥ 1", n)
 	}
 }
+
+// TestFlappingClusterLeavesNoStaleTasks: member3 fails and recovers
+// several times, once faster than failover can react. Every eviction ends
+// when the cluster is back; no task, empty placement or EvictionBlocked
+// condition is left, and member3's copy is the same object throughout
+// (Karmada #5803 left stale tasks and empty placements here).
+func TestFlappingClusterLeavesNoStaleTasks(t *testing.T) {
+	ctx := framework.Context(t, 6*time.Minute)
+	c := world.Client(t)
+	const ns, app = "fo-flap", "flap"
+	create(t, ctx, c, ns, framework.Deployment(ns, app, 1, "50m"), policy("flap", policyv1alpha1.Placement{}, "Deployment"))
+	settled := func(what string) {
+		t.Helper()
+		framework.Eventually(t, 2*time.Minute, what, func() (bool, string) {
+			rb, err := getBinding(ctx, c, ns, "Deployment", app)
+			if err != nil {
+				return false, err.Error()
+			}
+			return slices.Equal(clusterNames(rb), allMembers) && len(rb.Spec.GracefulEvictionTasks) == 0 &&
+				meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.EvictionBlocked) == nil &&
+				meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.FullyApplied), describe(rb)
+		})
+	}
+	settled("propagated to every member")
+	uid := memberUID(ctx, t, "member3", ns, app)
+	restartOnCleanup(t, "member3", "start")
+
+	for i := 1; i <= 2; i++ {
+		fault(t, "member3", "stop")
+		framework.Eventually(t, time.Minute, fmt.Sprintf("flap %d: evicted from member3", i), func() (bool, string) {
+			rb, err := getBinding(ctx, c, ns, "Deployment", app)
+			if err != nil {
+				return false, err.Error()
+			}
+			return task(rb, "member3") != nil && !slices.Contains(clusterNames(rb), "member3"), describe(rb)
+		})
+		fault(t, "member3", "start")
+		settled(fmt.Sprintf("flap %d: back on member3, no task left", i))
+	}
+	// Faster than the failure threshold: down and up again at once.
+	fault(t, "member3", "stop")
+	fault(t, "member3", "start")
+	settled("quick flap: all as before")
+	if got := memberUID(ctx, t, "member3", ns, app); got != uid {
+		t.Errorf("member3's Deployment was recreated while flapping (uid %q, was %s)", got, uid)
+	}
+}
