@@ -122,11 +122,7 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 }
 
 func (r *reconciler) context(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, clusters []*clusterv1alpha1.Cluster) *framework.SchedulingContext {
-	return framework.NewSchedulingContext(&framework.BindingView{
-		Kind: r.kind.Kind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
-		UID: obj.GetUID(), Generation: obj.GetGeneration(),
-		Spec: spec, Status: status,
-	}, clusters)
+	return newContext(r.kind.Kind(), obj, spec, status, clusters)
 }
 
 // tasksChanged reports whether the attempt changes spec.gracefulEvictionTasks.

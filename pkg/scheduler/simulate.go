@@ -32,10 +32,16 @@ func NewSimulator(pluginSelection []string) (*Simulator, error) {
 // status (which it does not modify) over clusters, sorted by name.
 func (s *Simulator) Schedule(ctx context.Context, kind string, obj client.Object, spec *workv1alpha2.ResourceBindingSpec,
 	status *workv1alpha2.ResourceBindingStatus, clusters []*clusterv1alpha1.Cluster) (*framework.Result, error) {
-	sc := framework.NewSchedulingContext(&framework.BindingView{
+	return s.framework.Schedule(ctx, newContext(kind, obj, spec, status, clusters))
+}
+
+// newContext is the scheduling context of one attempt for a binding of
+// kind with the given spec and status.
+func newContext(kind string, obj client.Object, spec *workv1alpha2.ResourceBindingSpec,
+	status *workv1alpha2.ResourceBindingStatus, clusters []*clusterv1alpha1.Cluster) *framework.SchedulingContext {
+	return framework.NewSchedulingContext(&framework.BindingView{
 		Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(),
 		UID: obj.GetUID(), Generation: obj.GetGeneration(),
 		Spec: spec, Status: status,
 	}, clusters)
-	return s.framework.Schedule(ctx, sc)
 }
