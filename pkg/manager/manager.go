@@ -72,7 +72,8 @@ type Options struct {
 
 // FailoverOptions configure taints, evictions and their pacing.
 type FailoverOptions struct {
-	// NoScheduleOnly taints failed clusters NoSchedule only (no failover).
+	// NoScheduleOnly taints failed clusters NoSchedule only: failover then
+	// acts only on operators' NoExecute taints and failover.application.
 	NoScheduleOnly bool
 	// PurgeMode is cluster failover's default purge mode.
 	PurgeMode policyv1alpha1.PurgeMode
