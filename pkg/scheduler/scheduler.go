@@ -133,7 +133,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if reason := skipReason(r.kind.Spec(obj)); reason != "" {
+	if reason := skipReason(obj, r.kind.Spec(obj)); reason != "" {
 		logger.V(2).Info("Not scheduling binding", "binding", klog.KObj(obj), "reason", reason)
 		return ctrl.Result{}, nil
 	}
@@ -296,7 +296,11 @@ func (r *reconciler) bindings(ctx context.Context, filter func(*workv1alpha2.Res
 }
 
 // skipReason says why this scheduler leaves a binding alone, or "".
-func skipReason(spec *workv1alpha2.ResourceBindingSpec) string {
+func skipReason(b metav1.Object, spec *workv1alpha2.ResourceBindingSpec) string {
+	if _, ok := b.GetAnnotations()[workv1alpha2.ReleasedAnnotation]; ok {
+		// No policy claims the template: its placement stays as it was.
+		return "released"
+	}
 	if spec.SchedulerName != "" && spec.SchedulerName != DefaultSchedulerName {
 		return "schedulerName " + spec.SchedulerName
 	}

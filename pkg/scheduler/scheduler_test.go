@@ -26,11 +26,12 @@ func TestSkipReason(t *testing.T) {
 		"scheduling explicitly resumed": {binding: utiltesting.MakeBinding("web", "ns").SuspendScheduling(false)},
 		"attached dependency":           {binding: utiltesting.MakeBinding("cm", "ns").RequiredBy("ns", "web-deployment"), wantSkip: true},
 		"required but with a placement": {binding: utiltesting.MakeBinding("cm", "ns").RequiredBy("ns", "web-deployment").Placement(&policyv1alpha1.Placement{})},
+		"released":                      {binding: utiltesting.MakeBinding("web", "ns").Annotation(workv1alpha2.ReleasedAnnotation, "2026-12-01T00:00:00Z"), wantSkip: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			b := tc.binding.Obj()
-			if got := skipReason(&b.Spec) != ""; got != tc.wantSkip {
+			if got := skipReason(b, &b.Spec) != ""; got != tc.wantSkip {
 				t.Errorf("skip = %v, want %v", got, tc.wantSkip)
 			}
 		})

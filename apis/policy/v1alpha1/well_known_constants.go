@@ -27,4 +27,12 @@ const (
 	// NamespaceSkipAutoPropagationLabel on a Namespace stops it from being
 	// propagated to every cluster automatically.
 	NamespaceSkipAutoPropagationLabel = "namespace.karmada.io/skip-auto-propagation"
+
+	// WithdrawOnReleaseAnnotation ("true") on a PropagationPolicy or
+	// ClusterPropagationPolicy opts its templates into withdrawal when the
+	// policy lets them go (deleted, or no longer selecting them): their
+	// bindings are deleted and the member objects removed. Without it a
+	// released template keeps running in the members, as in Karmada. atoll's
+	// addition.
+	WithdrawOnReleaseAnnotation = "atoll.dev/withdraw-on-release"
 )

@@ -536,6 +536,11 @@ const (
 	// take it (the last copy is never removed). atoll's addition; absent
 	// when nothing is held back.
 	EvictionBlocked = "EvictionBlocked"
+
+	// Released is True while no policy claims the binding's template (see
+	// ReleasedAnnotation): the member objects are kept as they are and no
+	// longer synced. atoll's addition; absent while the template is claimed.
+	Released = "Released"
 )
 
 // Reasons of the EvictionBlocked condition.

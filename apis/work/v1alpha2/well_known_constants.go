@@ -29,6 +29,14 @@ const (
 	// DeletionProtectionAlways is the value of DeletionProtectionLabelKey
 	// that enables the protection.
 	DeletionProtectionAlways = "Always"
+
+	// ReleasedAnnotation on a binding holds the time (RFC 3339) at which no
+	// policy claimed its template any more. A released binding is kept, and
+	// so are the member objects it made: nothing is applied, withdrawn,
+	// scheduled or evicted until a policy claims the template again (the
+	// annotation then goes) or the template is deleted (then the objects
+	// are withdrawn). atoll's addition.
+	ReleasedAnnotation = "atoll.dev/released"
 )
 
 // Reasons and producers of graceful eviction tasks.

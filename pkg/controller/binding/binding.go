@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -133,5 +137,29 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, fmt.Errorf("adding finalizer to %s: %w", req, err)
 		}
 	}
+	if _, released := obj.GetAnnotations()[workv1alpha2.ReleasedAnnotation]; released {
+		return r.released(ctx, obj, status)
+	}
 	return r.sync(ctx, obj, spec, status)
+}
+
+// released records, once, that the binding's template is no longer claimed
+// and touches nothing in the members: release is not withdrawal. The
+// finalizer stays, so deleting the template still withdraws the objects.
+func (r *reconciler) released(ctx context.Context, b client.Object, status *workv1alpha2.ResourceBindingStatus) (reconcile.Result, error) {
+	newStatus := status.DeepCopy()
+	meta.SetStatusCondition(&newStatus.Conditions, metav1.Condition{
+		Type: workv1alpha2.Released, Status: metav1.ConditionTrue, Reason: "NoPolicyClaims", ObservedGeneration: b.GetGeneration(),
+		Message: "No policy claims the template; its member objects are kept as they are and no longer synced",
+	})
+	if equality.Semantic.DeepEqual(status, newStatus) {
+		return reconcile.Result{}, nil
+	}
+	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	_, st := r.kind.parts(b)
+	*st = *newStatus
+	if err := r.client.Status().Patch(ctx, b, patch); err != nil {
+		return reconcile.Result{}, fmt.Errorf("marking binding %s released: %w", klog.KObj(b), err)
+	}
+	return reconcile.Result{}, nil
 }

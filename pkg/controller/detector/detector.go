@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,8 +97,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		discovery: disc,
 		elected:   mgr.Elected(),
 		newID:     uuid.NewString,
+		clock:     clock.RealClock{},
 		resources: map[schema.GroupVersionResource]*watched{},
-		byGVK:     map[schema.GroupVersionKind]*watched{},
+		byGK:      map[schema.GroupKind]*watched{},
 	}
 	for _, obj := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, IndexPolicySelectorGVK, policySelectorKeys); err != nil {
@@ -121,13 +123,16 @@ type Detector struct {
 	discovery discovery.DiscoveryInterface
 	elected   <-chan struct{}
 	newID     func() string
+	clock     clock.PassiveClock
 
 	queue priorityqueue.PriorityQueue[item]
 	ready atomic.Bool
 
 	mu        sync.RWMutex
 	resources map[schema.GroupVersionResource]*watched
-	byGVK     map[schema.GroupVersionKind]*watched
+	// byGK finds the watched resource of a group and kind whatever version
+	// a selector or binding names (the detector watches the preferred one).
+	byGK map[schema.GroupKind]*watched
 }
 
 // watched is a resource with its metadata-only informer.
@@ -296,7 +301,7 @@ func (d *Detector) rediscover(ctx context.Context) error {
 		}
 		w := d.startInformer(ctx, r)
 		d.resources[r.GVR] = w
-		d.byGVK[r.GVK()] = w
+		d.byGK[r.GVK().GroupKind()] = w
 		d.log.V(1).Info("Watching resource", "resource", r.GVR.String(), "kind", r.Kind)
 	}
 	for gvr, w := range d.resources {
@@ -308,8 +313,8 @@ func (d *Detector) rediscover(ctx context.Context) error {
 		}
 		w.stop()
 		delete(d.resources, gvr)
-		if d.byGVK[w.GVK()] == w {
-			delete(d.byGVK, w.GVK())
+		if d.byGK[w.GVK().GroupKind()] == w {
+			delete(d.byGK, w.GVK().GroupKind())
 		}
 		d.log.V(1).Info("Stopped watching resource", "resource", gvr.String())
 	}
@@ -341,7 +346,7 @@ func (d *Detector) stopInformers() {
 		w.stop()
 		delete(d.resources, gvr)
 	}
-	clear(d.byGVK)
+	clear(d.byGK)
 }
 
 // waitForTemplates waits, bounded, for the informers of the first discovery
@@ -368,10 +373,10 @@ func (d *Detector) watchedGVR(gvr schema.GroupVersionResource) *watched {
 	return d.resources[gvr]
 }
 
-func (d *Detector) watchedGVK(gvk schema.GroupVersionKind) *watched {
+func (d *Detector) watchedGK(gk schema.GroupKind) *watched {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.byGVK[gvk]
+	return d.byGK[gk]
 }
 
 // stripMetadata is the template informers' transform: it drops what the
@@ -419,6 +424,9 @@ func policySelectorKeys(obj client.Object) []string {
 	seen := map[string]bool{}
 	for _, s := range spec.ResourceSelectors {
 		k := selectorKey(s.APIVersion, s.Kind)
+		if k == "" {
+			continue
+		}
 		if !seen[k] {
 			seen[k] = true
 			keys = append(keys, k)
@@ -427,4 +435,13 @@ func policySelectorKeys(obj client.Object) []string {
 	return keys
 }
 
-func selectorKey(apiVersion, kind string) string { return apiVersion + "|" + kind }
+// selectorKey is the index key of a selector or template: group and kind,
+// so a selector naming any served version of a resource finds templates
+// watched at the preferred one ("" for an apiVersion that does not parse).
+func selectorKey(apiVersion, kind string) string {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return ""
+	}
+	return gv.Group + "|" + kind
+}

@@ -98,12 +98,14 @@ func policyOf(obj any) *Policy {
 			Namespace: p.Namespace, Name: p.Name,
 			PermanentID: p.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel],
 			Deleting:    p.DeletionTimestamp != nil, Spec: &p.Spec,
+			WithdrawOnRelease: p.Annotations[policyv1alpha1.WithdrawOnReleaseAnnotation] == "true",
 		}
 	case *policyv1alpha1.ClusterPropagationPolicy:
 		return &Policy{
 			Cluster: true, Name: p.Name,
 			PermanentID: p.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel],
 			Deleting:    p.DeletionTimestamp != nil, Spec: &p.Spec,
+			WithdrawOnRelease: p.Annotations[policyv1alpha1.WithdrawOnReleaseAnnotation] == "true",
 		}
 	}
 	return nil
@@ -198,7 +200,7 @@ func (d *Detector) enqueueForPolicy(p *Policy) {
 			if err != nil {
 				continue
 			}
-			w := d.byGVK[gv.WithKind(s.Kind)]
+			w := d.byGK[gv.WithKind(s.Kind).GroupKind()]
 			if w == nil || (!p.Cluster && !w.Namespaced) {
 				continue
 			}
@@ -260,7 +262,7 @@ func (d *Detector) bindingHandler() toolscache.ResourceEventHandler {
 		if err != nil {
 			return
 		}
-		if w := d.watchedGVK(gv.WithKind(ref.Kind)); w != nil {
+		if w := d.watchedGK(gv.WithKind(ref.Kind).GroupKind()); w != nil {
 			d.enqueue(priority, item{GVR: w.GVR, Namespace: ref.Namespace, Name: ref.Name})
 		}
 	}
@@ -275,9 +277,13 @@ func (d *Detector) bindingHandler() toolscache.ResourceEventHandler {
 }
 
 // madeByDetector: the detector labels the bindings it makes with the
-// claiming policy's permanent id. Bindings without it (for example made for
-// dependencies) are never deleted by the detector.
+// claiming policy's permanent id, and marks them released when no policy
+// claims them any more. Other bindings (for example made for dependencies)
+// are never deleted by the detector.
 func madeByDetector(m metav1.Object) bool {
+	if _, ok := m.GetAnnotations()[workv1alpha2.ReleasedAnnotation]; ok {
+		return true
+	}
 	for _, k := range claimLabels {
 		if m.GetLabels()[k] != "" {
 			return true

@@ -3,6 +3,7 @@ package detector
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 )
@@ -48,7 +49,10 @@ type Policy struct {
 	// Deleting is true once the policy has a deletionTimestamp; a deleting
 	// policy matches nothing (as in Karmada).
 	Deleting bool
-	Spec     *policyv1alpha1.PropagationSpec
+	// WithdrawOnRelease: the policy opted into withdrawing the templates it
+	// lets go (policyv1alpha1.WithdrawOnReleaseAnnotation).
+	WithdrawOnRelease bool
+	Spec              *policyv1alpha1.PropagationSpec
 }
 
 // Claim is the policy a template is currently claimed by, as recorded in the
@@ -66,13 +70,15 @@ func (c *Claim) Is(p *Policy) bool {
 		c.Name == p.Name && c.PermanentID != "" && c.PermanentID == p.PermanentID
 }
 
-// SelectorPriority is how the selector matches the template. apiVersion and
-// kind must equal the template's, and namespace when set; then a set name
+// SelectorPriority is how the selector matches the template. The group of
+// apiVersion and the kind must equal the template's (any version: a
+// template is one object whichever served version it is read at), and
+// namespace when set; then a set name
 // must equal the template's (labelSelector is then ignored), else a set
 // labelSelector must match its labels, else the selector matches every
 // template of the kind.
 func SelectorPriority(t Template, s policyv1alpha1.ResourceSelector) ImplicitPriority {
-	if s.APIVersion != t.APIVersion || s.Kind != t.Kind {
+	if s.Kind != t.Kind || !sameGroup(s.APIVersion, t.APIVersion) {
 		return PriorityMisMatch
 	}
 	if s.Namespace != "" && s.Namespace != t.Namespace {
@@ -186,4 +192,11 @@ func Choose(t Template, claim *Claim, candidates []*Policy) Decision {
 		}
 	}
 	return Decision{Policy: best}
+}
+
+// sameGroup reports whether two apiVersions are of the same API group.
+func sameGroup(a, b string) bool {
+	ga, errA := schema.ParseGroupVersion(a)
+	gb, errB := schema.ParseGroupVersion(b)
+	return errA == nil && errB == nil && ga.Group == gb.Group
 }

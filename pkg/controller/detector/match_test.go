@@ -53,7 +53,8 @@ func TestSelectorPriority(t *testing.T) {
 	}{
 		"kind only":            {deployment("ns", "nginx", nil), sel("apps/v1", "Deployment"), PriorityMatchAll},
 		"other kind":           {deployment("ns", "nginx", nil), sel("apps/v1", "StatefulSet"), PriorityMisMatch},
-		"other version":        {deployment("ns", "nginx", nil), sel("apps/v1beta1", "Deployment"), PriorityMisMatch},
+		"another version":      {deployment("ns", "nginx", nil), sel("apps/v1beta1", "Deployment"), PriorityMatchAll},
+		"other group":          {deployment("ns", "nginx", nil), sel("extensions/v1beta1", "Deployment"), PriorityMisMatch},
 		"group missing":        {deployment("ns", "nginx", nil), sel("v1", "Deployment"), PriorityMisMatch},
 		"name":                 {deployment("ns", "nginx", nil), byName("apps/v1", "Deployment", "nginx"), PriorityMatchName},
 		"other name":           {deployment("ns", "nginx", nil), byName("apps/v1", "Deployment", "web"), PriorityMisMatch},

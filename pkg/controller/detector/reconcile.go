@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -81,7 +82,9 @@ func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
 	decision := Choose(templateOf(w, m), claim, candidates)
 	p := decision.Policy
 	if p == nil {
-		if err := d.deleteBinding(ctx, binding); err != nil {
+		// Released: the binding (and the member objects) stay, unless the
+		// policy that let go opted into withdrawal.
+		if err := d.releaseBinding(ctx, binding); err != nil {
 			return err
 		}
 		_, err := d.patchClaim(ctx, w, m, nil)
@@ -256,6 +259,48 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 	}
 	bindingsWritten.WithLabelValues("update").Inc()
 	d.log.V(1).Info("Binding updated", "binding", klog.KObj(updated), "policy", policyRef(p))
+	return nil
+}
+
+// releaseBinding lets a binding go when no policy claims its template any
+// more. Release is not withdrawal (Karmada keeps the member objects too): the
+// claim is dropped and the binding marked released, so the executor,
+// scheduler and failover leave it and its member objects as they are. A
+// binding whose policy asked for withdrawal (WithdrawOnReleaseAnnotation) is
+// deleted instead, and an attached binding that workloads still require goes
+// back to the dependencies controller.
+func (d *Detector) releaseBinding(ctx context.Context, b client.Object) error {
+	if b == nil || !madeByDetector(b) || b.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	if b.GetAnnotations()[policyv1alpha1.WithdrawOnReleaseAnnotation] == "true" {
+		return d.deleteBinding(ctx, b)
+	}
+	updated := b.DeepCopyObject().(client.Object)
+	meta, spec := bindingParts(updated)
+	setKeys(meta.Labels, nil, claimLabels)
+	setKeys(meta.Annotations, nil, claimAnnotations)
+	delete(meta.Annotations, policyv1alpha1.WithdrawOnReleaseAnnotation)
+	if meta.Labels[names.AttachedLabel] == "true" && len(spec.RequiredBy) > 0 {
+		// Its requirers place it again; the policy's placement goes with
+		// the claim.
+		spec.Placement = nil
+		delete(meta.Annotations, workv1alpha2.ReleasedAnnotation)
+	} else if _, ok := meta.Annotations[workv1alpha2.ReleasedAnnotation]; !ok {
+		if meta.Annotations == nil {
+			meta.Annotations = map[string]string{}
+		}
+		meta.Annotations[workv1alpha2.ReleasedAnnotation] = d.clock.Now().UTC().Format(time.RFC3339)
+	}
+	if equality.Semantic.DeepEqual(b, updated) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(b, client.MergeFromWithOptimisticLock{})
+	if err := d.client.Patch(ctx, updated, patch, client.FieldOwner(fieldManager)); err != nil {
+		return fmt.Errorf("releasing binding %s: %w", klog.KObj(updated), err)
+	}
+	bindingsWritten.WithLabelValues("release").Inc()
+	d.log.V(1).Info("Binding released; member objects kept", "binding", klog.KObj(updated))
 	return nil
 }
 

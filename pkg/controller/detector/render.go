@@ -161,6 +161,15 @@ func renderBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSp
 		meta.Annotations = map[string]string{}
 	}
 	setKeys(meta.Annotations, wantAnnotations, claimAnnotations)
+	// Claimed (again): no longer released; the policy's withdrawal opt-in
+	// travels with the binding so that it still counts once the policy is
+	// gone.
+	delete(meta.Annotations, workv1alpha2.ReleasedAnnotation)
+	if in.Policy.WithdrawOnRelease {
+		meta.Annotations[policyv1alpha1.WithdrawOnReleaseAnnotation] = "true"
+	} else {
+		delete(meta.Annotations, policyv1alpha1.WithdrawOnReleaseAnnotation)
+	}
 	meta.Annotations[TemplateFingerprintAnnotation] = in.Fingerprint
 	meta.OwnerReferences = withController(meta.OwnerReferences, metav1.OwnerReference{
 		APIVersion:         in.Resource.APIVersion,

@@ -146,6 +146,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// them go; they are never evicted on their own.
 		return reconcile.Result{}, nil
 	}
+	if _, released := obj.GetAnnotations()[workv1alpha2.ReleasedAnnotation]; released {
+		// No policy claims the template: its copies stay where they are.
+		return reconcile.Result{}, nil
+	}
 	clusters, err := r.clusters(ctx)
 	if err != nil {
 		return reconcile.Result{}, err

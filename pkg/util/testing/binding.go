@@ -98,6 +98,15 @@ func (w *BindingWrapper) RequiredBy(namespace, name string) *BindingWrapper {
 	return w
 }
 
+// Annotation sets an annotation on the binding.
+func (w *BindingWrapper) Annotation(key, value string) *BindingWrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[key] = value
+	return w
+}
+
 // Generation sets metadata.generation.
 func (w *BindingWrapper) Generation(g int64) *BindingWrapper {
 	w.ObjectMeta.Generation = g

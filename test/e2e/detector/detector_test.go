@@ -200,6 +200,21 @@ func waitClaimedBy(t *testing.T, c client.Client, ns, name, label, id string) *w
 	})
 }
 
+// waitReleased waits until the binding is marked released and carries no
+// policy claim any more (it is kept: release is not withdrawal).
+func waitReleased(t *testing.T, c client.Client, obj client.Object) {
+	t.Helper()
+	framework.Eventually(t, timeout, "binding "+obj.GetName()+" released", func() (bool, string) {
+		if err := c.Get(framework.Context(t, timeout), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return false, err.Error()
+		}
+		_, released := obj.GetAnnotations()[workv1alpha2.ReleasedAnnotation]
+		claimed := obj.GetLabels()[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "" ||
+			obj.GetLabels()[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] != ""
+		return released && !claimed, fmt.Sprintf("labels %v annotations %v", obj.GetLabels(), obj.GetAnnotations())
+	})
+}
+
 func waitRBGone(t *testing.T, c client.Client, ns, name string) {
 	t.Helper()
 	framework.Eventually(t, timeout, "ResourceBinding "+ns+"/"+name+" to be deleted", func() (bool, string) {
@@ -358,9 +373,9 @@ func TestConfigMapSelectedByLabel(t *testing.T) {
 		return b.UID != rb.UID, "still the old binding"
 	})
 
-	// The template stops matching: claim and binding go.
+	// The template stops matching: the claim goes, the binding is released.
 	update(t, c, web, func() { web.Labels["app"] = "api" })
-	waitRBGone(t, c, ns, "web-config-configmap")
+	waitReleased(t, c, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config-configmap"}})
 	waitTemplateLabel(t, c, web, policyv1alpha1.PropagationPolicyPermanentIDLabel, "")
 	if _, ok := web.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation]; ok {
 		t.Errorf("claim annotations left on the template: %v", web.Annotations)
@@ -402,13 +417,16 @@ func TestClusterRoleByClusterPolicy(t *testing.T) {
 		t.Errorf("claim annotations on the ClusterRole: %v", role.Annotations)
 	}
 
-	// Deleting the policy releases the template and deletes the binding.
+	// Deleting the policy releases the template and keeps the binding,
+	// marked released; deleting the template then deletes the binding.
 	deleteObj(t, c, cpp)
-	framework.Eventually(t, timeout, "ClusterResourceBinding deleted", func() (bool, string) {
+	waitReleased(t, c, crb)
+	waitTemplateLabel(t, c, role, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel, "")
+	deleteObj(t, c, role)
+	framework.Eventually(t, timeout, "ClusterResourceBinding deleted with its template", func() (bool, string) {
 		err := c.Get(framework.Context(t, timeout), types.NamespacedName{Name: "det-e2e-reader-clusterrole"}, crb)
 		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
 	})
-	waitTemplateLabel(t, c, role, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel, "")
 }
 
 func TestPropagationPolicyBeatsClusterPolicy(t *testing.T) {
@@ -597,7 +615,7 @@ func TestPolicyDeleted(t *testing.T) {
 	waitTemplateLabel(t, c, cm, policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID)
 
 	deleteObj(t, c, pp)
-	waitRBGone(t, c, ns, "cfg-configmap")
+	waitReleased(t, c, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg-configmap"}})
 	waitTemplateLabel(t, c, cm, policyv1alpha1.PropagationPolicyPermanentIDLabel, "")
 	for _, k := range []string{policyv1alpha1.PropagationPolicyNamespaceAnnotation, policyv1alpha1.PropagationPolicyNameAnnotation} {
 		if _, ok := cm.Annotations[k]; ok {
