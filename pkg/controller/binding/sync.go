@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -163,6 +164,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		}
 	}
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
+	meta.RemoveStatusCondition(&newStatus.Conditions, workv1alpha2.Released)
 
 	result := reconcile.Result{}
 	if !equality.Semantic.DeepEqual(status, newStatus) {
@@ -242,7 +244,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		// object is left as it is.
 		r.overrideFailed(b, cluster, err)
 		res.item.AppliedMessage = err.Error()
-		if live := getLive(lister, template.GetNamespace(), template.GetName()); live != nil {
+		if live := getLive(lister, template.GetNamespace(), template.GetName()); live != nil && r.ownedBy(b, live) {
 			res.item.Health = interpreter.Health(live)
 			res.reflected = interpreter.ReflectStatus(live)
 			res.item.Status = rawStatus(res.reflected)
@@ -250,11 +252,17 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		return res
 	}
 	live := getLive(lister, desired.GetNamespace(), desired.GetName())
+	if live != nil && !r.ownedBy(b, live) {
+		// The managed label alone proves nothing (anyone can set it): an
+		// object without this binding's ownership record is someone else's,
+		// and goes through conflict resolution like any other.
+		live = nil
+	}
 	tookOver := ""
 	if live != nil && live.GetAnnotations()[TookOverAnnotation] == "true" {
 		tookOver = tookOverMessage(desired, cluster)
 	} else if live == nil && !suspended {
-		msg, blocked, err := r.conflict(ctx, member, mapping.Resource, desired, conflictResolution(template, spec.ConflictResolution))
+		msg, blocked, err := r.conflict(ctx, member, mapping.Resource, b, desired, conflictResolution(template, spec.ConflictResolution))
 		if err != nil {
 			return fail(err)
 		}
@@ -351,7 +359,7 @@ func conflictResolution(template *unstructured.Unstructured, fromPolicy policyv1
 // manage. With conflictResolution Abort (the default) atoll leaves it alone
 // (blocked, with a message); with Overwrite it takes it over and the
 // message says so.
-func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, gvr schema.GroupVersionResource,
+func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, gvr schema.GroupVersionResource, b client.Object,
 	desired *unstructured.Unstructured, resolution policyv1alpha1.ConflictResolution) (string, bool, error) {
 	existing, err := member.Dynamic.Resource(gvr).Namespace(desired.GetNamespace()).Get(ctx, desired.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -360,8 +368,8 @@ func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, 
 	if err != nil {
 		return "", false, fmt.Errorf("cluster %s: checking for an existing %s: %w", member.Name, klog.KObj(desired), err)
 	}
-	if existing.GetLabels()[names.ManagedLabel] == "true" {
-		return "", false, nil
+	if r.ownedBy(b, existing) {
+		return "", false, nil // ours; the cache had not seen it yet
 	}
 	if resolution == policyv1alpha1.ConflictOverwrite {
 		return tookOverMessage(desired, member.Name), false, nil
@@ -443,12 +451,12 @@ func heldClusters(spec *workv1alpha2.ResourceBindingSpec) map[string]bool {
 	return held
 }
 
-// withdraw deletes the binding's object from a cluster it left, unless the
-// binding preserves resources on deletion.
+// withdraw removes the binding's object from a cluster it left. Only an
+// object that carries this binding's ownership record is touched. One that
+// atoll took over from someone else (conflictResolution Overwrite), or that
+// the binding preserves on deletion, is handed back: atoll's marks are
+// removed and the object stays.
 func (r *reconciler) withdraw(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string, template *unstructured.Unstructured) error {
-	if spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion {
-		return nil
-	}
 	member, err := r.cc.Member(ctx, cluster)
 	if apierrors.IsNotFound(err) {
 		return nil // the cluster itself is gone
@@ -469,8 +477,12 @@ func (r *reconciler) withdraw(ctx context.Context, b client.Object, spec *workv1
 	if err != nil {
 		return fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
 	}
-	if _, mine := r.kind.owns(existing.GetAnnotations()); !mine || existing.GetLabels()[names.ManagedLabel] != "true" {
-		return nil // not ours: never delete what atoll did not create
+	if !r.ownedBy(b, existing) {
+		return nil // not ours: never touch what atoll did not create
+	}
+	preserve := spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion
+	if preserve || existing.GetAnnotations()[TookOverAnnotation] == "true" {
+		return r.handBack(ctx, b, ri, existing, cluster)
 	}
 	uid := existing.GetUID()
 	err = ri.Delete(ctx, template.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
@@ -479,6 +491,68 @@ func (r *reconciler) withdraw(ctx context.Context, b client.Object, spec *workv1
 	}
 	r.recorder.Eventf(b, corev1.EventTypeNormal, "Withdrawn", "Deleted %s %s from cluster %s", gvk.Kind, klog.KObj(existing), cluster)
 	return nil
+}
+
+// ownershipKeys are the labels and annotations that make a member object
+// atoll's; handing an object back removes them.
+var ownershipKeys = struct{ labels, annotations []string }{
+	labels: []string{names.ManagedLabel, names.ResourceBindingPermanentIDLabel, names.ClusterResourceBindingPermanentIDLabel},
+	annotations: []string{
+		names.ResourceBindingNamespaceAnnotation, names.ResourceBindingNameAnnotation, names.ClusterResourceBindingAnnotation,
+		names.ManifestHashAnnotation, names.PreserveOnDeleteAnnotation, TookOverAnnotation,
+	},
+}
+
+// handBack removes atoll's ownership marks from a member object and leaves
+// the object itself as it is, with an optimistic lock so a concurrent
+// change is never overwritten.
+func (r *reconciler) handBack(ctx context.Context, b client.Object, ri dynamic.ResourceInterface, existing *unstructured.Unstructured, cluster string) error {
+	nulls := func(keys []string, have map[string]string) map[string]any {
+		out := map[string]any{}
+		for _, k := range keys {
+			if _, ok := have[k]; ok {
+				out[k] = nil
+			}
+		}
+		return out
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": existing.GetResourceVersion(),
+		"labels":          nulls(ownershipKeys.labels, existing.GetLabels()),
+		"annotations":     nulls(ownershipKeys.annotations, existing.GetAnnotations()),
+	}})
+	if err != nil {
+		return err
+	}
+	_, err = ri.Patch(ctx, existing.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: names.FieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("handing %s back in cluster %s: %w", klog.KObj(existing), cluster, err)
+	}
+	r.recorder.Eventf(b, corev1.EventTypeNormal, "HandedBack", "Kept %s %s in cluster %s and removed atoll's ownership marks",
+		existing.GetKind(), klog.KObj(existing), cluster)
+	return nil
+}
+
+// ownedBy reports whether a member object carries binding b's ownership
+// record: the managed label, the annotations naming b and b's permanent id.
+// The managed label alone is not enough; anyone can set a label.
+func (r *reconciler) ownedBy(b client.Object, obj metav1.Object) bool {
+	if obj.GetLabels()[names.ManagedLabel] != "true" {
+		return false
+	}
+	if key, ok := r.kind.owns(obj.GetAnnotations()); !ok || key != client.ObjectKeyFromObject(b) {
+		return false
+	}
+	labels, _ := ownerMetadata(r.kind, b)
+	for k, v := range labels {
+		if obj.GetLabels()[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // finalize withdraws the binding from every cluster it reached, then lets
