@@ -3,7 +3,9 @@ package overridemanager
 import (
 	"fmt"
 	"sort"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -152,11 +154,50 @@ func applyPolicy(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluste
 			continue
 		}
 		matched = true
+		before := identityOf(obj)
 		if err := applyOverriders(obj, &r.Overriders); err != nil {
 			return false, err
 		}
+		if field := before.changedIn(obj); field != "" {
+			return false, fmt.Errorf("overrideRules[%d]: changes %s; an override may not change the object's identity (%s)",
+				i, field, strings.Join(identityFields, ", "))
+		}
 	}
 	return matched, nil
+}
+
+// identityFields are the fields that say which object a manifest is. No
+// override may change them: moving a template into another namespace (say
+// kube-system of every member) or renaming it would make atoll write where
+// its policy was never allowed to.
+var identityFields = []string{"apiVersion", "kind", "metadata.name", "metadata.namespace", "metadata.generateName",
+	"metadata.ownerReferences", "metadata.managedFields"}
+
+// identity is a snapshot of an object's identity fields.
+type identity []any
+
+func identityOf(obj *unstructured.Unstructured) identity {
+	out := make(identity, len(identityFields))
+	for i, f := range identityFields {
+		v, _, _ := unstructured.NestedFieldCopy(obj.Object, strings.Split(f, ".")...)
+		out[i] = v
+	}
+	return out
+}
+
+// changedIn names the first identity field obj no longer has as recorded,
+// "" when none changed.
+func (id identity) changedIn(obj *unstructured.Unstructured) string {
+	if _, ok := obj.Object["metadata"].(map[string]any); !ok && obj.Object["metadata"] != nil {
+		return "metadata"
+	}
+	now := identityOf(obj)
+	for i, f := range identityFields {
+		if !equality.Semantic.DeepEqual(id[i], now[i]) {
+			return f
+		}
+	}
+	return ""
 }
 
 // Annotations returns the applied-overrides annotations for applied: the

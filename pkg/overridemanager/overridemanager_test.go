@@ -245,3 +245,47 @@ func summary(obj *unstructured.Unstructured, ov policyv1alpha1.Overriders) strin
 		return fmt.Sprint(n)
 	}
 }
+
+// TestIdentityIsImmutable: no overrider may change what identifies the
+// object, whatever path it takes there (admission refuses the static
+// plaintext paths; this is the check that holds for every overrider and for
+// policies stored before that rule).
+func TestIdentityIsImmutable(t *testing.T) {
+	cluster := utiltesting.MakeCluster("member1").Obj()
+	plaintext := func(path, value string) policyv1alpha1.Overriders {
+		return policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: path, Operator: policyv1alpha1.OverriderOpReplace, Value: raw(value)}}}
+	}
+	cases := map[string]struct {
+		ov        policyv1alpha1.Overriders
+		wantField string
+	}{
+		"namespace":       {ov: plaintext("/metadata/namespace", `"kube-system"`), wantField: "metadata.namespace"},
+		"name":            {ov: plaintext("/metadata/name", `"other"`), wantField: "metadata.name"},
+		"kind":            {ov: plaintext("/kind", `"Secret"`), wantField: "kind"},
+		"apiVersion":      {ov: plaintext("/apiVersion", `"v2"`), wantField: "apiVersion"},
+		"whole metadata":  {ov: plaintext("/metadata", `{"name":"cfg","namespace":"kube-system"}`), wantField: "metadata.namespace"},
+		"metadata scalar": {ov: plaintext("/metadata", `"x"`), wantField: "metadata"},
+		"owner references added": {ov: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: "/metadata/ownerReferences",
+			Operator: policyv1alpha1.OverriderOpAdd, Value: raw(`[{"apiVersion":"v1","kind":"Node","name":"n","uid":"u"}]`)}}}, wantField: "metadata.ownerReferences"},
+		"labels are fine":    {ov: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: "/metadata/labels", Operator: policyv1alpha1.OverriderOpAdd, Value: raw(`{"a":"b"}`)}}}},
+		"same value is fine": {ov: plaintext("/metadata/namespace", `"demo"`)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			out, _, err := Apply(mustObj(t, configMap), cluster, nil, []policyv1alpha1.OverridePolicy{op("move", tc.ov)})
+			if tc.wantField == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("override changing %s was applied: %v", tc.wantField, out.Object["metadata"])
+			}
+			want := "OverridePolicy demo/move: overrideRules[0]: changes " + tc.wantField + "; an override may not change the object's identity"
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error %q, want prefix %q", err, want)
+			}
+		})
+	}
+}

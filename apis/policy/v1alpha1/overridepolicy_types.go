@@ -149,6 +149,7 @@ const (
 )
 
 // PlaintextOverrider is one JSON patch (RFC 6902) operation.
+// +kubebuilder:validation:XValidation:rule="!(self.path in ['/apiVersion', '/kind', '/metadata', '/metadata/name', '/metadata/namespace', '/metadata/generateName', '/metadata/ownerReferences', '/metadata/managedFields'] || self.path.startsWith('/metadata/ownerReferences/') || self.path.startsWith('/metadata/managedFields/'))",message="an override may not change the object's identity (apiVersion, kind, metadata.name, metadata.namespace, metadata.generateName, metadata.ownerReferences, metadata.managedFields)",fieldPath=".path"
 type PlaintextOverrider struct {
 	// path is the JSON pointer (RFC 6901) of the field to change, e.g.
 	// /spec/replicas. It must start with "/".
@@ -260,9 +261,11 @@ type LabelAnnotationOverrider struct {
 // yaml must be set.
 //
 // +kubebuilder:validation:XValidation:rule="(has(self.json) && size(self.json) > 0) != (has(self.yaml) && size(self.yaml) > 0)",message="fieldOverrider must set exactly one of json and yaml"
+// +kubebuilder:validation:XValidation:rule="!(size(self.fieldPath) == 0 || self.fieldPath in ['/apiVersion', '/kind', '/metadata', '/metadata/name', '/metadata/namespace', '/metadata/generateName', '/metadata/ownerReferences', '/metadata/managedFields'] || self.fieldPath.startsWith('/metadata/ownerReferences/') || self.fieldPath.startsWith('/metadata/managedFields/'))",message="an override may not change the object's identity (apiVersion, kind, metadata.name, metadata.namespace, metadata.generateName, metadata.ownerReferences, metadata.managedFields)",fieldPath=".fieldPath"
 type FieldOverrider struct {
 	// fieldPath is the JSON pointer (RFC 6901) of the field that holds the
-	// document, e.g. /data/db-config.yaml.
+	// document, e.g. /data/db-config.yaml. It may not be a field that
+	// identifies the object (apiVersion, kind, metadata.name, ...).
 	// +required
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^(/|$)`
