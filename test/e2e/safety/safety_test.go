@@ -1,0 +1,336 @@
+package safety
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+func member(t *testing.T, name string) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
+}
+
+// apply is `kubectl apply -f -` of manifest on the control plane.
+func apply(t *testing.T, manifest string) {
+	t.Helper()
+	world.MustKubectl(t, manifest, "apply", "-f", "-")
+}
+
+// memberConfigMap returns the ConfigMap in a member, nil when absent.
+func memberConfigMap(ctx context.Context, t *testing.T, cluster, ns, name string) *corev1.ConfigMap {
+	t.Helper()
+	cm, err := member(t, cluster).CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("reading ConfigMap %s/%s in %s: %v", ns, name, cluster, err)
+	}
+	return cm
+}
+
+func binding(ctx context.Context, t *testing.T, ns, name string) (*workv1alpha2.ResourceBinding, error) {
+	t.Helper()
+	rb := &workv1alpha2.ResourceBinding{}
+	err := world.Client(t).Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rb)
+	return rb, err
+}
+
+func waitConfigMap(ctx context.Context, t *testing.T, cluster, ns, name, key, value string) *corev1.ConfigMap {
+	t.Helper()
+	var cm *corev1.ConfigMap
+	framework.Eventually(t, 90*time.Second, fmt.Sprintf("ConfigMap %s/%s in %s with %s=%s", ns, name, cluster, key, value), func() (bool, string) {
+		cm = memberConfigMap(ctx, t, cluster, ns, name)
+		if cm == nil {
+			return false, "absent"
+		}
+		return cm.Data[key] == value, fmt.Sprintf("data %v", cm.Data)
+	})
+	return cm
+}
+
+func waitGone(ctx context.Context, t *testing.T, cluster, ns, name string) {
+	t.Helper()
+	framework.Eventually(t, 60*time.Second, fmt.Sprintf("ConfigMap %s/%s gone from %s", ns, name, cluster), func() (bool, string) {
+		cm := memberConfigMap(ctx, t, cluster, ns, name)
+		return cm == nil, "still there"
+	})
+}
+
+// sameObject holds while the member ConfigMap exists with the given uid
+// and data value.
+func sameObject(ctx context.Context, t *testing.T, cluster, ns, name string, uid types.UID, key, value string) func() (bool, string) {
+	return func() (bool, string) {
+		cm := memberConfigMap(ctx, t, cluster, ns, name)
+		if cm == nil {
+			return false, fmt.Sprintf("ConfigMap %s/%s was deleted from %s", ns, name, cluster)
+		}
+		if cm.UID != uid {
+			return false, fmt.Sprintf("ConfigMap %s/%s in %s was re-created (uid %s, was %s)", ns, name, cluster, cm.UID, uid)
+		}
+		if cm.Data[key] != value {
+			return false, fmt.Sprintf("ConfigMap %s/%s in %s was overwritten: data %v", ns, name, cluster, cm.Data)
+		}
+		return true, ""
+	}
+}
+
+func namespaceYAML(ns string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns)
+}
+
+func configMapYAML(ns, name, labels, value string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  namespace: %s
+  labels: {%s}
+data:
+  value: %q
+`, name, ns, labels, value)
+}
+
+// ppYAML is a PropagationPolicy of ns selecting ConfigMaps by selector
+// (a YAML flow mapping such as "name: cfg"), placed on clusters.
+func ppYAML(ns, name, annotations, selector, extra string, clusters ...string) string {
+	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: %s
+  namespace: %s
+  annotations: {%s}
+spec:
+  resourceSelectors:
+  - {apiVersion: v1, kind: ConfigMap, %s}
+  placement:
+    clusterAffinity:
+      clusterNames: [%s]
+%s`, name, ns, annotations, selector, strings.Join(clusters, ", "), extra)
+}
+
+// TestReleaseKeepsMemberObjects: deleting a template's only policy, or
+// relabelling a template so its policy's selector no longer matches,
+// releases it: the member objects stay exactly as they were, the binding
+// says Released and nothing is synced any more (a template change is not
+// propagated); a policy claiming it again resumes propagation; deleting
+// the template then withdraws it.
+func TestReleaseKeepsMemberObjects(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	ns := "release"
+	apply(t, namespaceYAML(ns)+"---\n"+
+		configMapYAML(ns, "by-name", "", "v1")+"---\n"+
+		configMapYAML(ns, "by-label", "team: a", "v1")+"---\n"+
+		ppYAML(ns, "by-name", "", "name: by-name", "", "member1")+"---\n"+
+		ppYAML(ns, "by-label", "", "labelSelector: {matchLabels: {team: a}}", "", "member1"))
+	byName := waitConfigMap(ctx, t, "member1", ns, "by-name", "value", "v1")
+	byLabel := waitConfigMap(ctx, t, "member1", ns, "by-label", "value", "v1")
+
+	world.MustKubectl(t, "", "delete", "propagationpolicy", "-n", ns, "by-name")
+	world.MustKubectl(t, "", "label", "configmap", "-n", ns, "by-label", "team=b", "--overwrite")
+	for _, name := range []string{"by-name-configmap", "by-label-configmap"} {
+		framework.Eventually(t, 30*time.Second, "binding "+name+" released", func() (bool, string) {
+			rb, err := binding(ctx, t, ns, name)
+			if err != nil {
+				return false, err.Error()
+			}
+			_, released := rb.Annotations[workv1alpha2.ReleasedAnnotation]
+			cond := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.Released)
+			return released && cond != nil && cond.Status == metav1.ConditionTrue,
+				fmt.Sprintf("annotations %v, Released condition %v", rb.Annotations, cond)
+		})
+	}
+	// A released template is not synced: a change stays in the control plane.
+	apply(t, configMapYAML(ns, "by-name", "", "v2"))
+	framework.Consistently(t, 20*time.Second, "released objects kept as they were", func() (bool, string) {
+		if ok, msg := sameObject(ctx, t, "member1", ns, "by-name", byName.UID, "value", "v1")(); !ok {
+			return ok, msg
+		}
+		return sameObject(ctx, t, "member1", ns, "by-label", byLabel.UID, "value", "v1")()
+	})
+
+	// Claimed again: the same member object follows the template again.
+	apply(t, ppYAML(ns, "by-name", "", "name: by-name", "", "member1"))
+	cm := waitConfigMap(ctx, t, "member1", ns, "by-name", "value", "v2")
+	if cm.UID != byName.UID {
+		t.Errorf("re-claimed ConfigMap was re-created in member1 (uid %s, was %s)", cm.UID, byName.UID)
+	}
+	framework.Eventually(t, 30*time.Second, "binding by-name-configmap no longer released", func() (bool, string) {
+		rb, err := binding(ctx, t, ns, "by-name-configmap")
+		if err != nil {
+			return false, err.Error()
+		}
+		_, released := rb.Annotations[workv1alpha2.ReleasedAnnotation]
+		cond := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.Released)
+		return !released && cond == nil, fmt.Sprintf("annotations %v, Released condition %v", rb.Annotations, cond)
+	})
+
+	// Deleting a template withdraws it, released or not.
+	world.MustKubectl(t, "", "delete", "configmap", "-n", ns, "by-name", "by-label")
+	waitGone(ctx, t, "member1", ns, "by-name")
+	waitGone(ctx, t, "member1", ns, "by-label")
+}
+
+// TestWithdrawOnReleaseOptIn: a policy annotated
+// atoll.dev/withdraw-on-release=true withdraws its templates when it is
+// deleted.
+func TestWithdrawOnReleaseOptIn(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	ns := "release-optin"
+	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "cfg", "", "v1")+"---\n"+
+		ppYAML(ns, "cfg", `atoll.dev/withdraw-on-release: "true"`, "name: cfg", "", "member1"))
+	waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v1")
+	world.MustKubectl(t, "", "delete", "propagationpolicy", "-n", ns, "cfg")
+	waitGone(ctx, t, "member1", ns, "cfg")
+	framework.Eventually(t, 30*time.Second, "binding deleted", func() (bool, string) {
+		_, err := binding(ctx, t, ns, "cfg-configmap")
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+}
+
+// TestForeignObjectsAreLeftAlone: member objects that atoll did not create
+// are neither overwritten (conflictResolution Abort) nor deleted, even when
+// someone labelled them karmada.io/managed=true or copied a binding's
+// annotations onto them with a permanent id that is not the binding's.
+func TestForeignObjectsAreLeftAlone(t *testing.T) {
+	ctx := framework.Context(t, 4*time.Minute)
+	ns := "foreign"
+	memberYAML := namespaceYAML(ns) + "---\n" +
+		configMapYAML(ns, "labelled", names.ManagedLabel+`: "true"`, "theirs") + "---\n" +
+		fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: spoofed
+  namespace: %s
+  labels: {%s: "true", %s: 00000000-0000-0000-0000-000000000000}
+  annotations: {%s: %s, %s: spoofed-configmap}
+data:
+  value: theirs
+`, ns, names.ManagedLabel, names.ResourceBindingPermanentIDLabel, names.ResourceBindingNamespaceAnnotation, ns, names.ResourceBindingNameAnnotation)
+	if out, err := world.MemberKubectl(t, "member1", memberYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("creating member1's own ConfigMaps: %v\n%s", err, out)
+	}
+	theirs := map[string]types.UID{}
+	for _, name := range []string{"labelled", "spoofed"} {
+		theirs[name] = waitConfigMap(ctx, t, "member1", ns, name, "value", "theirs").UID
+	}
+
+	apply(t, namespaceYAML(ns)+"---\n"+
+		configMapYAML(ns, "labelled", "", "ours")+"---\n"+
+		configMapYAML(ns, "spoofed", "", "ours")+"---\n"+
+		ppYAML(ns, "cfg", "", "labelSelector: {}", "", "member1", "member2"))
+	waitConfigMap(ctx, t, "member2", ns, "labelled", "value", "ours")
+	waitConfigMap(ctx, t, "member2", ns, "spoofed", "value", "ours")
+	for _, name := range []string{"labelled", "spoofed"} {
+		framework.Eventually(t, 30*time.Second, name+": the conflict in member1 reported", func() (bool, string) {
+			rb, err := binding(ctx, t, ns, name+"-configmap")
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, item := range rb.Status.AggregatedStatus {
+				if item.ClusterName == "member1" {
+					return !item.Applied && strings.Contains(item.AppliedMessage, "not managed by atoll"), item.AppliedMessage
+				}
+			}
+			return false, fmt.Sprintf("status %v", rb.Status.AggregatedStatus)
+		})
+	}
+	holds := func() (bool, string) {
+		for name, uid := range theirs {
+			if ok, msg := sameObject(ctx, t, "member1", ns, name, uid, "value", "theirs")(); !ok {
+				return ok, msg
+			}
+		}
+		return true, ""
+	}
+	framework.Consistently(t, 10*time.Second, "member1's own ConfigMaps untouched", holds)
+
+	// Deleting the templates withdraws atoll's copies, and only those.
+	world.MustKubectl(t, "", "delete", "configmap", "-n", ns, "labelled", "spoofed")
+	waitGone(ctx, t, "member2", ns, "labelled")
+	waitGone(ctx, t, "member2", ns, "spoofed")
+	framework.Consistently(t, 10*time.Second, "member1's own ConfigMaps still there after the templates went", holds)
+}
+
+// TestTakenOverObjectIsHandedBack: an object atoll took over with
+// conflictResolution Overwrite is handed back (atoll's marks removed, the
+// object kept) when the placement leaves its cluster, while the copy atoll
+// created elsewhere is withdrawn normally when the template goes.
+func TestTakenOverObjectIsHandedBack(t *testing.T) {
+	ctx := framework.Context(t, 4*time.Minute)
+	ns := "takeover"
+	if out, err := world.MemberKubectl(t, "member1", namespaceYAML(ns)+"---\n"+configMapYAML(ns, "legacy", "", "old"), "apply", "-f", "-"); err != nil {
+		t.Fatalf("creating member1's own ConfigMap: %v\n%s", err, out)
+	}
+	before := waitConfigMap(ctx, t, "member1", ns, "legacy", "value", "old")
+	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "legacy", "", "new")+"---\n"+
+		ppYAML(ns, "legacy", "", "name: legacy", "  conflictResolution: Overwrite\n", "member1", "member2"))
+	took := waitConfigMap(ctx, t, "member1", ns, "legacy", "value", "new")
+	if took.UID != before.UID {
+		t.Fatalf("taking over re-created the object (uid %s, was %s)", took.UID, before.UID)
+	}
+	waitConfigMap(ctx, t, "member2", ns, "legacy", "value", "new")
+
+	apply(t, ppYAML(ns, "legacy", "", "name: legacy", "  conflictResolution: Overwrite\n", "member2"))
+	framework.Eventually(t, 60*time.Second, "member1's ConfigMap handed back", func() (bool, string) {
+		cm := memberConfigMap(ctx, t, "member1", ns, "legacy")
+		if cm == nil {
+			return false, "deleted"
+		}
+		_, managed := cm.Labels[names.ManagedLabel]
+		_, owner := cm.Annotations[names.ResourceBindingNameAnnotation]
+		return !managed && !owner, fmt.Sprintf("labels %v annotations %v", cm.Labels, cm.Annotations)
+	})
+	framework.Consistently(t, 10*time.Second, "handed-back ConfigMap kept", sameObject(ctx, t, "member1", ns, "legacy", before.UID, "value", "new"))
+
+	world.MustKubectl(t, "", "delete", "configmap", "-n", ns, "legacy")
+	waitGone(ctx, t, "member2", ns, "legacy")
+	framework.Consistently(t, 5*time.Second, "handed-back ConfigMap kept after the template went", sameObject(ctx, t, "member1", ns, "legacy", before.UID, "value", "new"))
+}
+
+// TestOverridesCannotChangeIdentity: an OverridePolicy that would change
+// apiVersion, kind, name, namespace, generateName, owner references or
+// managed fields is refused when it is created, with a message naming the
+// field.
+func TestOverridesCannotChangeIdentity(t *testing.T) {
+	ns := "identity"
+	apply(t, namespaceYAML(ns))
+	for _, path := range []string{"/metadata/namespace", "/metadata/name", "/kind", "/apiVersion", "/metadata",
+		"/metadata/generateName", "/metadata/ownerReferences", "/metadata/ownerReferences/0", "/metadata/managedFields"} {
+		t.Run(strings.ReplaceAll(path, "/", "_"), func(t *testing.T) {
+			op := fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: move, namespace: %s}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]
+  overrideRules:
+  - overriders:
+      plaintext: [{path: %q, operator: replace, value: "kube-system"}]
+`, ns, path)
+			out, err := world.Kubectl(t, op, "apply", "-f", "-")
+			if err == nil {
+				t.Fatalf("OverridePolicy with plaintext path %s was accepted:\n%s", path, out)
+			}
+			if !strings.Contains(out, "plaintext[0].path") || !strings.Contains(out, "identity") {
+				t.Errorf("refusal does not name the field and the reason:\n%s", out)
+			}
+		})
+	}
+	if out := world.MustKubectl(t, "", "get", "overridepolicies", "-n", ns, "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Errorf("refused OverridePolicies exist: %s", out)
+	}
+}
