@@ -32,6 +32,17 @@ var claimKeys = []string{
 	"deployment.kubernetes.io/revision",
 }
 
+// dataKinds hold data that outlives the workloads using them. atoll never
+// deletes a member copy of one as a side effect (a workload moving, failing
+// over or being re-created); only deleting its own template does.
+var dataKinds = map[schema.GroupKind]bool{
+	{Kind: "PersistentVolumeClaim"}:                            true,
+	{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}: true,
+}
+
+// HoldsData reports whether objects of kind gk hold data (see dataKinds).
+func HoldsData(gk schema.GroupKind) bool { return dataKinds[gk] }
+
 // HasReplicas reports whether kind carries spec.replicas that atoll divides.
 func HasReplicas(gk schema.GroupKind) bool {
 	switch gk {

@@ -307,6 +307,11 @@ func skipReason(b metav1.Object, spec *workv1alpha2.ResourceBindingSpec) string 
 	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
 		return "scheduling suspended"
 	}
+	if names.IsAttached(b.GetLabels()) && len(spec.RequiredBy) == 0 {
+		// A dependency no workload requires any more, kept because it holds
+		// data: it stays where it is.
+		return "attached, required by nothing"
+	}
 	if spec.Placement == nil && len(spec.RequiredBy) > 0 {
 		// An attached binding (a dependency such as a ConfigMap) goes exactly
 		// where the bindings that require it go; the dependencies

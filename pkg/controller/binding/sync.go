@@ -92,7 +92,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		}
 	}
 	var errs []error
-	kept := map[string]bool{}
+	kept := map[string]string{} // cluster: why its copy stays
 	held := heldClusters(spec)
 	for _, cluster := range r.members.reached(key, status) {
 		if _, ok := targets[cluster]; ok {
@@ -101,12 +101,18 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		if held[cluster] {
 			// A graceful eviction task keeps the old copy, untouched, until
 			// the scheduler ends the task.
-			kept[cluster] = true
+			kept[cluster] = "kept by a graceful eviction task"
+			continue
+		}
+		if keepsData(b, gk) {
+			// A volume that followed its workload stays when the workload
+			// moves or goes: only deleting its template removes it.
+			kept[cluster] = fmt.Sprintf("kept: a %s holds data; it is removed from members only when its template is deleted", gk.Kind)
 			continue
 		}
 		if err := r.withdraw(ctx, b, spec, cluster, template); err != nil {
 			errs = append(errs, err)
-			kept[cluster] = true // keep tracking it until gone
+			kept[cluster] = "withdrawal pending" // keep tracking it until gone
 			continue
 		}
 		r.members.forget(key, cluster)
@@ -135,16 +141,17 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		}
 	}
 	for _, item := range status.AggregatedStatus {
-		if kept[item.ClusterName] {
+		if msg, ok := kept[item.ClusterName]; ok {
+			if item.Applied || item.Status != nil {
+				// The last status seen while it was synced, now saying why it
+				// stays.
+				item.AppliedMessage = msg
+			}
 			newStatus.AggregatedStatus = append(newStatus.AggregatedStatus, item)
 			delete(kept, item.ClusterName)
 		}
 	}
-	for cluster := range kept { // reached, withdrawal failed or held, not yet in status
-		msg := "withdrawal pending"
-		if held[cluster] {
-			msg = "kept by a graceful eviction task"
-		}
+	for cluster, msg := range kept { // reached, withdrawal failed or held, not yet in status
 		newStatus.AggregatedStatus = append(newStatus.AggregatedStatus,
 			workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown, AppliedMessage: msg})
 	}
@@ -457,6 +464,13 @@ func heldClusters(spec *workv1alpha2.ResourceBindingSpec) map[string]bool {
 // the binding preserves on deletion, is handed back: atoll's marks are
 // removed and the object stays.
 func (r *reconciler) withdraw(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string, template *unstructured.Unstructured) error {
+	return r.withdrawOrHandBack(ctx, b, spec, cluster, template, false)
+}
+
+// withdrawOrHandBack is withdraw, handing the object back instead of
+// deleting it when handBack is set.
+func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
+	template *unstructured.Unstructured, handBack bool) error {
 	member, err := r.cc.Member(ctx, cluster)
 	if apierrors.IsNotFound(err) {
 		return nil // the cluster itself is gone
@@ -481,7 +495,7 @@ func (r *reconciler) withdraw(ctx context.Context, b client.Object, spec *workv1
 		return nil // not ours: never touch what atoll did not create
 	}
 	preserve := spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion
-	if preserve || existing.GetAnnotations()[TookOverAnnotation] == "true" {
+	if handBack || preserve || existing.GetAnnotations()[TookOverAnnotation] == "true" {
 		return r.handBack(ctx, b, ri, existing, cluster)
 	}
 	uid := existing.GetUID()
@@ -555,11 +569,49 @@ func (r *reconciler) ownedBy(b client.Object, obj metav1.Object) bool {
 	return true
 }
 
+// keepsData reports whether b is a dependency of a kind that holds data
+// (interpreter.HoldsData), whose member copies atoll never removes as a side
+// effect of the workloads that mount it moving or going.
+func keepsData(b client.Object, gk schema.GroupKind) bool {
+	return names.IsAttached(b.GetLabels()) && interpreter.HoldsData(gk)
+}
+
+// templateExists reports whether the template the binding records is still
+// in the control plane (same uid).
+func (r *reconciler) templateExists(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec) (bool, error) {
+	gv, err := schema.ParseGroupVersion(spec.Resource.APIVersion)
+	if err != nil {
+		return false, nil
+	}
+	mapping, err := r.mapper.RESTMapping(gv.WithKind(spec.Resource.Kind).GroupKind(), gv.Version)
+	if err != nil {
+		return false, fmt.Errorf("mapping %s: %w", spec.Resource.Kind, err)
+	}
+	t, err := r.dynamic.Resource(mapping.Resource).Namespace(spec.Resource.Namespace).Get(ctx, spec.Resource.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return t.GetDeletionTimestamp() == nil && (spec.Resource.UID == "" || t.GetUID() == spec.Resource.UID), nil
+}
+
 // finalize withdraws the binding from every cluster it reached, then lets
-// it go.
+// it go. A dependency that holds data is withdrawn only when its template
+// is gone; otherwise (its binding deleted by hand, say) the member copies
+// are handed back, never deleted.
 func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(b, Finalizer) {
 		return reconcile.Result{}, nil
+	}
+	handBack := false
+	if gv, err := schema.ParseGroupVersion(spec.Resource.APIVersion); err == nil && keepsData(b, gv.WithKind(spec.Resource.Kind).GroupKind()) {
+		exists, err := r.templateExists(ctx, spec)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("binding %s: %w", klog.KObj(b), err)
+		}
+		handBack = exists
 	}
 	clusters := map[string]bool{}
 	for _, t := range spec.Clusters {
@@ -574,7 +626,7 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 	template.SetNamespace(spec.Resource.Namespace)
 	template.SetName(spec.Resource.Name)
 	for c := range clusters {
-		if err := r.withdraw(ctx, b, spec, c, template); err != nil {
+		if err := r.withdrawOrHandBack(ctx, b, spec, c, template, handBack); err != nil {
 			return reconcile.Result{}, err
 		}
 	}

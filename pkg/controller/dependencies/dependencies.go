@@ -28,9 +28,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/eviction"
+	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -121,12 +121,7 @@ func metadataOf(kind string) *metav1.PartialObjectMetadata {
 // isAttached reports whether b is an attached binding this controller
 // manages: labelled so, and not claimed by a policy since (the detector then
 // adopts the binding and the scheduler places it by the policy).
-func isAttached(b client.Object) bool {
-	l := b.GetLabels()
-	return l[names.AttachedLabel] == "true" &&
-		l[policyv1alpha1.PropagationPolicyPermanentIDLabel] == "" &&
-		l[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] == ""
-}
+func isAttached(b client.Object) bool { return names.IsAttached(b.GetLabels()) }
 
 func indexRequiredBy(o client.Object) []string {
 	b, ok := o.(*workv1alpha2.ResourceBinding)
@@ -174,6 +169,9 @@ func (r *reconciler) mapDependency(kind string) func(context.Context, *metav1.Pa
 			for _, s := range b.Spec.RequiredBy {
 				set[types.NamespacedName{Namespace: m.Namespace, Name: s.Name}] = true
 			}
+			if len(b.Spec.RequiredBy) == 0 {
+				set[key] = true // a kept volume: its template may be gone now
+			}
 		}
 		out := make([]reconcile.Request, 0, len(set))
 		for k := range set {
@@ -195,6 +193,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case err != nil:
 		return reconcile.Result{}, err
 	default:
+		if isAttached(&b) && len(b.Spec.RequiredBy) == 0 {
+			return reconcile.Result{}, r.pruneKept(ctx, &b)
+		}
 		if deps, err = r.dependenciesOf(ctx, &b); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -367,8 +368,20 @@ func (r *reconciler) detach(ctx context.Context, a *workv1alpha2.ResourceBinding
 		}
 	}
 	if len(updated.Spec.RequiredBy) == 0 {
+		kept, err := r.keepsData(ctx, a)
+		if err != nil {
+			return err
+		}
+		if kept {
+			// Required by nothing, but it holds data: the binding stays (and
+			// with it the member copies, which the executor keeps, and the
+			// permanent id that lets a re-created workload find them again)
+			// until its own template is deleted.
+			updated.Spec.Clusters = nil
+			return r.patch(ctx, a, updated)
+		}
 		uid, rv := a.UID, a.ResourceVersion
-		err := r.client.Delete(ctx, a, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+		err = r.client.Delete(ctx, a, client.Preconditions{UID: &uid, ResourceVersion: &rv})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting attached binding %s: %w", klog.KObj(a), err)
 		}
@@ -380,6 +393,46 @@ func (r *reconciler) detach(ctx context.Context, a *workv1alpha2.ResourceBinding
 		return err
 	}
 	return r.patch(ctx, a, updated)
+}
+
+// keepsData reports whether attached binding a must outlive its last
+// requirer: its kind holds data and its template still exists.
+func (r *reconciler) keepsData(ctx context.Context, a *workv1alpha2.ResourceBinding) (bool, error) {
+	res := a.Spec.Resource
+	gv, err := schema.ParseGroupVersion(res.APIVersion)
+	if err != nil || !interpreter.HoldsData(gv.WithKind(res.Kind).GroupKind()) {
+		return false, nil
+	}
+	obj := metadataOf(res.Kind)
+	err = r.objects.Get(ctx, types.NamespacedName{Namespace: res.Namespace, Name: res.Name}, obj)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %s %s/%s: %w", res.Kind, res.Namespace, res.Name, err)
+	}
+	// A template being deleted (a PVC waits for its protection finalizer)
+	// counts as deleted: the user asked for it to go.
+	return obj.DeletionTimestamp == nil && (res.UID == "" || obj.UID == res.UID), nil
+}
+
+// pruneKept deletes an attached binding required by nothing once it no
+// longer keeps data (its template is gone); the executor then withdraws the
+// member copies.
+func (r *reconciler) pruneKept(ctx context.Context, a *workv1alpha2.ResourceBinding) error {
+	if a.DeletionTimestamp != nil {
+		return nil
+	}
+	if kept, err := r.keepsData(ctx, a); err != nil || kept {
+		return err
+	}
+	uid, rv := a.UID, a.ResourceVersion
+	if err := r.client.Delete(ctx, a, client.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting attached binding %s: %w", klog.KObj(a), err)
+	}
+	attachedWritten.WithLabelValues("delete").Inc()
+	klog.FromContext(ctx).V(1).Info("Kept attached binding deleted with its template", "binding", klog.KObj(a))
+	return nil
 }
 
 func (r *reconciler) patch(ctx context.Context, existing, updated *workv1alpha2.ResourceBinding) error {

@@ -141,7 +141,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	spec, status := r.kind.Spec(obj), r.kind.Status(obj)
-	if !obj.GetDeletionTimestamp().IsZero() || (spec.Placement == nil && len(spec.RequiredBy) > 0) {
+	if !obj.GetDeletionTimestamp().IsZero() || (spec.Placement == nil && len(spec.RequiredBy) > 0) || names.IsAttached(obj.GetLabels()) {
 		// Attached bindings (dependencies) go where the bindings that need
 		// them go; they are never evicted on their own.
 		return reconcile.Result{}, nil

@@ -6,6 +6,8 @@ package names
 
 import (
 	"strings"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 )
 
 const (
@@ -76,3 +78,13 @@ func BindingName(kind, name string) string {
 // ClusterSecretName is the Secret holding a push-mode cluster's
 // credentials (keys "token" and "caBundle", as Karmada's).
 func ClusterSecretName(cluster string) string { return cluster }
+
+// IsAttached reports whether binding labels mark an attached binding (a
+// dependency following the workloads that require it) that no policy has
+// claimed since: the dependencies controller alone places it, even while no
+// workload requires it (a kept volume).
+func IsAttached(labels map[string]string) bool {
+	return labels[AttachedLabel] == "true" &&
+		labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] == "" &&
+		labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] == ""
+}

@@ -334,3 +334,123 @@ spec:
 		t.Errorf("refused OverridePolicies exist: %s", out)
 	}
 }
+
+// memberPVC returns the PersistentVolumeClaim in a member, nil when absent.
+func memberPVC(ctx context.Context, t *testing.T, cluster, ns, name string) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	pvc, err := member(t, cluster).CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("reading PVC %s/%s in %s: %v", ns, name, cluster, err)
+	}
+	return pvc
+}
+
+// TestVolumeOutlivesItsWorkload: a PVC propagated as a dependency of a
+// Deployment stays in the member, with its uid, when the Deployment is
+// deleted, re-applied or moved to another cluster; the PVC's binding says
+// why it kept the copy. Only deleting the PVC template removes it.
+func TestVolumeOutlivesItsWorkload(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	ns := "volumes"
+	deployment := fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: db, namespace: %s}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: registry.example/db:1, volumeMounts: [{name: data, mountPath: /data}]}]
+      volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+`, ns)
+	policy := func(cluster string) string {
+		return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: db, namespace: %s}
+spec:
+  propagateDeps: true
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: db}]
+  placement: {clusterAffinity: {clusterNames: [%s]}}
+`, ns, cluster)
+	}
+	apply(t, namespaceYAML(ns)+"---\n"+fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: %s}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`, ns)+"---\n"+deployment+"---\n"+policy("member1"))
+
+	var uid types.UID
+	framework.Eventually(t, 90*time.Second, "Deployment db and PVC data in member1", func() (bool, string) {
+		pvc := memberPVC(ctx, t, "member1", ns, "data")
+		_, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, "db", metav1.GetOptions{})
+		if pvc != nil {
+			uid = pvc.UID
+		}
+		return pvc != nil && err == nil, fmt.Sprintf("pvc %v, deployment: %v", pvc != nil, err)
+	})
+	pvcKept := func(cluster string) func() (bool, string) {
+		return func() (bool, string) {
+			pvc := memberPVC(ctx, t, cluster, ns, "data")
+			if pvc == nil || pvc.DeletionTimestamp != nil {
+				return false, fmt.Sprintf("PVC data deleted from %s", cluster)
+			}
+			return pvc.UID == uid, fmt.Sprintf("PVC data in %s re-created (uid %s, was %s)", cluster, pvc.UID, uid)
+		}
+	}
+	deploymentGone := func(cluster string) {
+		t.Helper()
+		framework.Eventually(t, 60*time.Second, "Deployment db gone from "+cluster, func() (bool, string) {
+			_, err := member(t, cluster).AppsV1().Deployments(ns).Get(ctx, "db", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+		})
+	}
+
+	// Deleted: the workload goes, its volume stays, and its binding says why.
+	world.MustKubectl(t, "", "delete", "deployment", "-n", ns, "db")
+	deploymentGone("member1")
+	framework.Eventually(t, 30*time.Second, "PVC binding saying it kept member1's copy", func() (bool, string) {
+		rb, err := binding(ctx, t, ns, "data-persistentvolumeclaim")
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, item := range rb.Status.AggregatedStatus {
+			if item.ClusterName == "member1" {
+				return strings.Contains(item.AppliedMessage, "holds data"), item.AppliedMessage
+			}
+		}
+		return false, fmt.Sprintf("status %v", rb.Status.AggregatedStatus)
+	})
+	framework.Consistently(t, 10*time.Second, "PVC kept in member1 after the Deployment went", pvcKept("member1"))
+
+	// Re-applied: the same volume, not a new one.
+	apply(t, deployment)
+	framework.Eventually(t, 60*time.Second, "Deployment db back in member1", func() (bool, string) {
+		_, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, "db", metav1.GetOptions{})
+		return err == nil, fmt.Sprintf("get: %v", err)
+	})
+	framework.Consistently(t, 5*time.Second, "PVC kept in member1 after the Deployment came back", pvcKept("member1"))
+
+	// Moved: member2 gets its own copy, member1 keeps its data.
+	apply(t, policy("member2"))
+	deploymentGone("member1")
+	framework.Eventually(t, 60*time.Second, "PVC data in member2", func() (bool, string) {
+		return memberPVC(ctx, t, "member2", ns, "data") != nil, "absent"
+	})
+	framework.Consistently(t, 10*time.Second, "PVC kept in member1 after the Deployment moved", pvcKept("member1"))
+
+	// Deleting the PVC template is what removes the volumes.
+	world.MustKubectl(t, "", "delete", "deployment", "-n", ns, "db")
+	world.MustKubectl(t, "", "delete", "pvc", "-n", ns, "data", "--wait=false")
+	for _, cluster := range []string{"member1", "member2"} {
+		framework.Eventually(t, 60*time.Second, "PVC data deleted from "+cluster, func() (bool, string) {
+			pvc := memberPVC(ctx, t, cluster, ns, "data")
+			return pvc == nil || pvc.DeletionTimestamp != nil, "still there"
+		})
+	}
+}
