@@ -3,6 +3,7 @@ package binding
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,8 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -40,6 +39,10 @@ type Options struct {
 	// StatusInterval is the least time between two status writes of one
 	// binding; member status changes inside it are coalesced.
 	StatusInterval time.Duration
+	// SweepPeriod is how often every Ready member is made to watch every
+	// propagated resource, so copies no binding status records are found
+	// (see sweeper). Default 5m.
+	SweepPeriod time.Duration
 }
 
 // Setup adds the executor for both binding kinds to mgr.
@@ -50,12 +53,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 	if opts.StatusInterval == 0 {
 		opts.StatusInterval = time.Second
 	}
+	if opts.SweepPeriod == 0 {
+		opts.SweepPeriod = 5 * time.Minute
+	}
 	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return err
 	}
 	for _, kind := range []bindingKind{namespacedKind{}, clusterKind{}} {
-		events := make(chan event.TypedGenericEvent[reconcile.Request], 1024)
 		r := &reconciler{
 			kind:      kind,
 			client:    mgr.GetClient(),
@@ -64,7 +69,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			cc:        cc,
 			opts:      opts,
 			recorder:  mgr.GetEventRecorderFor("atoll-executor"),
-			events:    events,
 			templates: newTemplateCache(),
 			members:   newMemberState(),
 		}
@@ -76,15 +80,21 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 				MaxConcurrentReconciles: opts.Workers,
 				RateLimiter:             workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
 			}).
-			WatchesRawSource(source.Channel(events, handler.TypedEnqueueRequestsFromMapFunc(
-				func(_ context.Context, req reconcile.Request) []reconcile.Request { return []reconcile.Request{req} },
-			))).
+			// Member events go straight into the work queue, which
+			// deduplicates and never drops (a bounded channel would).
+			WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+				r.queue.Store(&q)
+				return nil
+			})).
 			Watches(&policyv1alpha1.OverridePolicy{}, r.overrideHandler()).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, r.overrideHandler()).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			Complete(r)
 		if err != nil {
 			return fmt.Errorf("setting up the %s executor: %w", kind.name(), err)
+		}
+		if err := mgr.Add(&sweeper{r: r, period: opts.SweepPeriod, delay: 30 * time.Second}); err != nil {
+			return fmt.Errorf("setting up the %s sweep: %w", kind.name(), err)
 		}
 	}
 	return nil
@@ -104,14 +114,16 @@ type bindingKind interface {
 }
 
 type reconciler struct {
-	kind      bindingKind
-	client    client.Client
-	mapper    metaRESTMapper
-	dynamic   dynamic.Interface
-	cc        *clustercache.Cache
-	opts      Options
-	recorder  record.EventRecorder
-	events    chan event.TypedGenericEvent[reconcile.Request]
+	kind     bindingKind
+	client   client.Client
+	mapper   metaRESTMapper
+	dynamic  dynamic.Interface
+	cc       *clustercache.Cache
+	opts     Options
+	recorder record.EventRecorder
+	// queue is the controller's work queue, set when its sources start
+	// (before any reconcile, so before any member informer exists).
+	queue     atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 	templates *templateCache
 	members   *memberState
 }

@@ -36,7 +36,7 @@ func (namespacedKind) list(ctx context.Context, c client.Client, ns string) ([]b
 	}
 	out := make([]bindingRef, 0, len(l.Items))
 	for i := range l.Items {
-		out = append(out, refOf(&l.Items[i], &l.Items[i].Spec))
+		out = append(out, refOf(&l.Items[i], &l.Items[i].Spec, &l.Items[i].Status))
 	}
 	return out, nil
 }
@@ -64,7 +64,7 @@ func (clusterKind) list(ctx context.Context, c client.Client, ns string) ([]bind
 	}
 	out := make([]bindingRef, 0, len(l.Items))
 	for i := range l.Items {
-		out = append(out, refOf(&l.Items[i], &l.Items[i].Spec))
+		out = append(out, refOf(&l.Items[i], &l.Items[i].Spec, &l.Items[i].Status))
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -124,18 +125,45 @@ func (r *reconciler) enqueueForPolicy(ctx context.Context, q workqueue.TypedRate
 
 // clusterHandler enqueues, when a Cluster's labels or the fields a
 // targetCluster can select by (provider, region, zones) change, the
-// bindings placed on that cluster, provided any override policy exists.
-// Taints and status changes do not enqueue anything.
+// bindings placed on that cluster, provided any override policy exists;
+// and when a Cluster turns Ready, the bindings that place or keep anything
+// there, so work that waited for the member (a withdrawal, an apply) runs
+// on reconnect instead of at the next backoff. Taints and other status
+// changes do not enqueue anything.
 func (r *reconciler) clusterHandler() handler.EventHandler {
 	return handler.Funcs{
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			old, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
 			cur, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
-			if !ok1 || !ok2 || !selectableChanged(old, cur) {
+			if !ok1 || !ok2 {
 				return
 			}
-			r.enqueueForCluster(ctx, q, cur.Name)
+			if selectableChanged(old, cur) {
+				r.enqueueForCluster(ctx, q, cur.Name)
+			}
+			if !isReady(old) && isReady(cur) {
+				r.enqueueReached(ctx, q, cur.Name)
+			}
 		},
+	}
+}
+
+func isReady(c *clusterv1alpha1.Cluster) bool {
+	return meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+}
+
+// enqueueReached enqueues the bindings placed on cluster or whose status
+// lists it.
+func (r *reconciler) enqueueReached(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], cluster string) {
+	refs, err := r.kind.list(ctx, r.client, "")
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Listing bindings for a cluster that turned Ready")
+		return
+	}
+	for _, ref := range refs {
+		if slices.Contains(ref.clusters, cluster) || slices.Contains(ref.reached, cluster) {
+			q.Add(reconcile.Request{NamespacedName: ref.key})
+		}
 	}
 }
 
@@ -172,17 +200,22 @@ func (r *reconciler) enqueueForCluster(ctx context.Context, q workqueue.TypedRat
 	}
 }
 
-// bindingRef is what the override handlers need of a binding.
+// bindingRef is what the handlers and the sweep need of a binding.
 type bindingRef struct {
 	key      types.NamespacedName
 	resource workv1alpha2.ObjectReference
 	clusters []string
+	// reached are the clusters its status lists.
+	reached []string
 }
 
-func refOf(b client.Object, spec *workv1alpha2.ResourceBindingSpec) bindingRef {
+func refOf(b client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) bindingRef {
 	ref := bindingRef{key: client.ObjectKeyFromObject(b), resource: spec.Resource}
 	for _, t := range spec.Clusters {
 		ref.clusters = append(ref.clusters, t.Name)
+	}
+	for _, item := range status.AggregatedStatus {
+		ref.reached = append(ref.reached, item.ClusterName)
 	}
 	return ref
 }

@@ -24,7 +24,6 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
@@ -102,6 +101,11 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 			// A graceful eviction task keeps the old copy, untouched, until
 			// the scheduler ends the task.
 			kept[cluster] = "kept by a graceful eviction task"
+			continue
+		}
+		if suspended || suspendedOn(spec, cluster) {
+			// Suspended dispatching stops deletions as well as applies.
+			kept[cluster] = "dispatching is suspended; withdrawal waits"
 			continue
 		}
 		if keepsData(b, gk) {
@@ -221,7 +225,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	template *unstructured.Unstructured, replicas *int64, suspended bool, overrides *overridePolicies) clusterResult {
 	res := clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}}
 	fail := func(err error) clusterResult {
-		res.item.Applied, res.item.AppliedMessage, res.err = false, err.Error(), err
+		res.item.Applied, res.item.AppliedMessage, res.err = false, truncate(err.Error(), maxItemMessage), err
 		return res
 	}
 	member, err := r.cc.Member(ctx, cluster)
@@ -250,7 +254,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		// enqueues the binding again, so there is no retry here. The member
 		// object is left as it is.
 		r.overrideFailed(b, cluster, err)
-		res.item.AppliedMessage = err.Error()
+		res.item.AppliedMessage = truncate(err.Error(), maxItemMessage)
 		if live := getLive(lister, template.GetNamespace(), template.GetName()); live != nil && r.ownedBy(b, live) {
 			res.item.Health = interpreter.Health(live)
 			res.reflected = interpreter.ReflectStatus(live)
@@ -321,6 +325,11 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	force := true
 	applied, err := member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace()).Apply(ctx, desired.GetName(), desired,
 		metav1.ApplyOptions{FieldManager: names.FieldManager, Force: force})
+	if apierrors.IsNotFound(err) && desired.GetNamespace() != "" {
+		// The namespace was deleted in the member since atoll saw it: the
+		// retry creates it again.
+		r.members.unmark(r.members.namespaces, namespaceKey(member, desired.GetNamespace()))
+	}
 	if err != nil {
 		return fail(fmt.Errorf("applying %s %s to cluster %s: %w", gvk.Kind, klog.KObj(desired), cluster, err))
 	}
@@ -391,7 +400,7 @@ func (r *reconciler) ensureNamespace(ctx context.Context, member *clustercache.M
 	if ns == "" {
 		return nil
 	}
-	key := fmt.Sprintf("%p/%s", member, ns)
+	key := namespaceKey(member, ns)
 	if !r.members.mark(r.members.namespaces, key) {
 		return nil
 	}
@@ -409,6 +418,10 @@ func (r *reconciler) ensureNamespace(ctx context.Context, member *clustercache.M
 	return nil
 }
 
+func namespaceKey(member *clustercache.Member, ns string) string {
+	return fmt.Sprintf("%p/%s", member, ns)
+}
+
 // watch makes sure the member's objects of gvr are watched, with events
 // mapped back to their binding.
 func (r *reconciler) watch(member *clustercache.Member, gvr schema.GroupVersionResource) (cache.GenericLister, error) {
@@ -416,10 +429,11 @@ func (r *reconciler) watch(member *clustercache.Member, gvr schema.GroupVersionR
 	if !r.members.mark(r.members.watched, key) {
 		return member.Watch(gvr, nil)
 	}
+	cluster := member.Name
 	lister, err := member.Watch(gvr, cache.ResourceEventHandlerFuncs{
-		AddFunc:    r.memberEvent,
-		UpdateFunc: func(_, obj any) { r.memberEvent(obj) },
-		DeleteFunc: r.memberEvent,
+		AddFunc:    func(obj any) { r.memberEvent(cluster, obj, true) },
+		UpdateFunc: func(_, obj any) { r.memberEvent(cluster, obj, true) },
+		DeleteFunc: func(obj any) { r.memberEvent(cluster, obj, false) },
 	})
 	if err != nil {
 		r.members.unmark(r.members.watched, key)
@@ -428,7 +442,12 @@ func (r *reconciler) watch(member *clustercache.Member, gvr schema.GroupVersionR
 	return lister, nil
 }
 
-func (r *reconciler) memberEvent(obj any) {
+// memberEvent enqueues the binding a member object names. An object that
+// exists is also remembered as possibly the binding's in that cluster, so a
+// copy the binding status never recorded (a crash between apply and status
+// write) is still withdrawn when the placement leaves the cluster; the
+// withdrawal itself checks the exact ownership record.
+func (r *reconciler) memberEvent(cluster string, obj any, exists bool) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
@@ -436,13 +455,15 @@ func (r *reconciler) memberEvent(obj any) {
 	if err != nil {
 		return
 	}
-	if key, ok := r.kind.owns(m.GetAnnotations()); ok {
-		select {
-		case r.events <- event.TypedGenericEvent[reconcile.Request]{Object: reconcile.Request{NamespacedName: key}}:
-		default:
-			// The channel is full: a burst is already queued and the binding
-			// will be reconciled; dropping a duplicate loses nothing.
-		}
+	key, ok := r.kind.owns(m.GetAnnotations())
+	if !ok {
+		return
+	}
+	if exists {
+		r.members.remember(key, cluster)
+	}
+	if q := r.queue.Load(); q != nil {
+		(*q).Add(reconcile.Request{NamespacedName: key})
 	}
 }
 
@@ -545,6 +566,7 @@ func (r *reconciler) handBack(ctx context.Context, b client.Object, ri dynamic.R
 	if err != nil {
 		return fmt.Errorf("handing %s back in cluster %s: %w", klog.KObj(existing), cluster, err)
 	}
+	handedBackTotal.WithLabelValues(r.kind.name()).Inc()
 	r.recorder.Eventf(b, corev1.EventTypeNormal, "HandedBack", "Kept %s %s in cluster %s and removed atoll's ownership marks",
 		existing.GetKind(), klog.KObj(existing), cluster)
 	return nil
@@ -725,6 +747,13 @@ func getLive(lister cache.GenericLister, ns, name string) *unstructured.Unstruct
 	return u
 }
 
+// maxReflectedStatus bounds the member status one binding status item
+// carries: a member object with a huge status (a CR listing thousands of
+// entries) must not make its binding too large to write. A larger status
+// is left out and replaced by a note saying so; aggregation onto the
+// template still uses it.
+const maxReflectedStatus = 16 << 10
+
 func rawStatus(m map[string]any) *runtime.RawExtension {
 	if m == nil {
 		return nil
@@ -732,6 +761,9 @@ func rawStatus(m map[string]any) *runtime.RawExtension {
 	data, err := json.Marshal(m)
 	if err != nil {
 		return nil
+	}
+	if len(data) > maxReflectedStatus {
+		data, _ = json.Marshal(map[string]any{"atoll.dev/omitted": fmt.Sprintf("status of %d bytes is over the %d-byte limit", len(data), maxReflectedStatus)})
 	}
 	return &runtime.RawExtension{Raw: data}
 }
@@ -780,8 +812,12 @@ func suspendedOn(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
 }
 
 // maxConditionMessage bounds the FullyApplied message, which lists the
-// failing clusters' reasons.
-const maxConditionMessage = 2048
+// failing clusters' reasons; maxItemMessage bounds one cluster's message (a
+// member's error can quote a whole object).
+const (
+	maxConditionMessage = 2048
+	maxItemMessage      = 1024
+)
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -454,3 +454,81 @@ spec:
 		})
 	}
 }
+
+// tolerateFailures tolerates the not-ready and unreachable NoExecute
+// taints forever, so failover leaves a partitioned member's copy alone and
+// only the placement decides.
+const tolerateFailures = `    clusterTolerations:
+    - {key: cluster.karmada.io/not-ready, operator: Exists, effect: NoExecute}
+    - {key: cluster.karmada.io/unreachable, operator: Exists, effect: NoExecute}
+`
+
+// TestSuspendedDispatchingStopsWithdrawal: while a policy suspends
+// dispatching, a placement change removes nothing; resumed, the copy that
+// left the placement is withdrawn.
+func TestSuspendedDispatchingStopsWithdrawal(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	ns := "suspended"
+	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "cfg", "", "v1")+"---\n"+
+		ppYAML(ns, "cfg", "", "name: cfg", "", "member1", "member2"))
+	waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v1")
+	copy2 := waitConfigMap(ctx, t, "member2", ns, "cfg", "value", "v1")
+
+	apply(t, ppYAML(ns, "cfg", "", "name: cfg", "  suspension: {dispatching: true}\n", "member1"))
+	framework.Eventually(t, 30*time.Second, "binding placed on member1 only", func() (bool, string) {
+		rb, err := binding(ctx, t, ns, "cfg-configmap")
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(rb.Spec.Clusters) == 1 && rb.Spec.Clusters[0].Name == "member1", fmt.Sprintf("clusters %v", rb.Spec.Clusters)
+	})
+	framework.Consistently(t, 10*time.Second, "member2's copy kept while dispatching is suspended",
+		sameObject(ctx, t, "member2", ns, "cfg", copy2.UID, "value", "v1"))
+
+	apply(t, ppYAML(ns, "cfg", "", "name: cfg", "", "member1"))
+	waitGone(ctx, t, "member2", ns, "cfg")
+}
+
+// TestWithdrawalWaitsForPartitionedMember: a member partitioned away while
+// the control plane restarts and the placement leaves it keeps its copy
+// until it can be reached again; then the copy is withdrawn (it was
+// recorded before the restart, so no orphan is left), and the copy in the
+// member still placed is untouched.
+func TestWithdrawalWaitsForPartitionedMember(t *testing.T) {
+	ctx := framework.Context(t, 6*time.Minute)
+	ns := "partitioned"
+	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "cfg", "", "v1")+"---\n"+
+		ppYAML(ns, "cfg", "", "name: cfg", tolerateFailures, "member1", "member2"))
+	copy1 := waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v1")
+	copy2 := waitConfigMap(ctx, t, "member2", ns, "cfg", "value", "v1")
+	framework.Eventually(t, 30*time.Second, "both clusters recorded in the binding status", func() (bool, string) {
+		rb, err := binding(ctx, t, ns, "cfg-configmap")
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(rb.Status.AggregatedStatus) == 2, fmt.Sprintf("status %v", rb.Status.AggregatedStatus)
+	})
+
+	fault := func(target, action string, extra ...string) {
+		t.Helper()
+		world.Atoll(t, append([]string{"sim", "fault", "--data-dir", world.DataDir, target, action}, extra...)...)
+	}
+	fault("member2", "partition")
+	healed := false
+	t.Cleanup(func() {
+		if !healed {
+			fault("member2", "heal")
+		}
+	})
+	fault("control-plane", "stop")
+	fault("control-plane", "start", "--wait", "2m")
+
+	apply(t, ppYAML(ns, "cfg", "", "name: cfg", tolerateFailures, "member1"))
+	framework.Consistently(t, 15*time.Second, "member2's copy kept while it cannot be reached",
+		sameObject(ctx, t, "member2", ns, "cfg", copy2.UID, "value", "v1"))
+	fault("member2", "heal")
+	healed = true
+	waitGone(ctx, t, "member2", ns, "cfg")
+	framework.Consistently(t, 5*time.Second, "member1's copy untouched",
+		sameObject(ctx, t, "member1", ns, "cfg", copy1.UID, "value", "v1"))
+}
