@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/atoll-dev/atoll/config/crd"
+	"github.com/atoll-dev/atoll/pkg/admission"
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/controllermanager"
 	"github.com/atoll-dev/atoll/pkg/cli/join"
@@ -217,6 +218,9 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 		return err
 	}
 	defer func() { _ = cp.Stop() }()
+	if err := admission.Apply(ctx, cp.Config); err != nil {
+		return err
+	}
 
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()

@@ -23,10 +23,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	corev1 "k8s.io/api/core/v1"
+
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/admission"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 // Finalizer keeps a binding until its member objects are withdrawn.
@@ -141,6 +145,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	spec, status := r.kind.parts(obj)
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return r.finalize(ctx, obj, spec, status)
+	}
+	if reason := admission.OutOfRoom(obj.GetNamespace() != "", obj.GetNamespace(), spec, names.ReservedNamespaces()); reason != "" {
+		// Refused at admission; one written while that check was off is
+		// still never acted on.
+		klog.FromContext(ctx).Info("Ignoring binding out of its room", "binding", klog.KObj(obj), "reason", reason)
+		r.recorder.Eventf(obj, corev1.EventTypeWarning, "OutOfRoom", "Not propagated: %s", reason)
+		return reconcile.Result{}, nil
 	}
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})

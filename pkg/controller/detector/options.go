@@ -33,13 +33,7 @@ type Options struct {
 
 // DefaultSkippedNamespaces are the namespaces skipped by default: the
 // Kubernetes system namespaces and Karmada's and atoll's reserved ones.
-func DefaultSkippedNamespaces() []string {
-	return []string{
-		"kube-system", "kube-public", "kube-node-lease",
-		"karmada-system", names.ClusterSecretNamespace, names.ExecutionNamespacePrefix + "*",
-		names.SystemNamespace,
-	}
-}
+func DefaultSkippedNamespaces() []string { return names.ReservedNamespaces() }
 
 // DefaultSkippedResources are the resources skipped by default: runtime and
 // cluster-local objects that have no meaning in another cluster, and the
@@ -93,21 +87,7 @@ func (o *Options) defaults() {
 }
 
 // namespaceSkipped reports whether templates of namespace ns are skipped.
-func namespaceSkipped(skipped []string, ns string) bool {
-	if ns == "" {
-		return false
-	}
-	for _, s := range skipped {
-		if prefix, ok := strings.CutSuffix(s, "*"); ok {
-			if strings.HasPrefix(ns, prefix) {
-				return true
-			}
-		} else if s == ns {
-			return true
-		}
-	}
-	return false
-}
+func namespaceSkipped(skipped []string, ns string) bool { return names.NamespaceListed(skipped, ns) }
 
 // resourceSkipped reports whether gr is on the skip list.
 func resourceSkipped(skipped []schema.GroupResource, gr schema.GroupResource) bool {

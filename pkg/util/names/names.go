@@ -88,3 +88,33 @@ func IsAttached(labels map[string]string) bool {
 		labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] == "" &&
 		labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] == ""
 }
+
+// ReservedNamespaces are the control-plane namespaces atoll never
+// propagates from, and in which no binding may exist: the Kubernetes system
+// namespaces, and Karmada's and atoll's own (the member credentials live in
+// ClusterSecretNamespace). An entry ending in "*" is a prefix.
+func ReservedNamespaces() []string {
+	return []string{
+		"kube-system", "kube-public", "kube-node-lease",
+		"karmada-system", ClusterSecretNamespace, ExecutionNamespacePrefix + "*",
+		SystemNamespace,
+	}
+}
+
+// NamespaceListed reports whether ns is in list (entries ending in "*" are
+// prefixes). The empty namespace (cluster scope) is in no list.
+func NamespaceListed(list []string, ns string) bool {
+	if ns == "" {
+		return false
+	}
+	for _, s := range list {
+		if prefix, ok := strings.CutSuffix(s, "*"); ok {
+			if strings.HasPrefix(ns, prefix) {
+				return true
+			}
+		} else if s == ns {
+			return true
+		}
+	}
+	return false
+}

@@ -532,3 +532,81 @@ func TestWithdrawalWaitsForPartitionedMember(t *testing.T) {
 	framework.Consistently(t, 5*time.Second, "member1's copy untouched",
 		sameObject(ctx, t, "member1", ns, "cfg", copy1.UID, "value", "v1"))
 }
+
+// badBindings are bindings that would make atoll copy what their author
+// may not read into members: another namespace's template, the member
+// credentials, and a ClusterResourceBinding pointing at a namespaced object.
+func badBindings() string {
+	return `apiVersion: work.karmada.io/v1alpha2
+kind: ResourceBinding
+metadata: {name: steal, namespace: sneaky}
+spec:
+  resource: {apiVersion: v1, kind: Secret, namespace: karmada-cluster, name: member1}
+  clusters: [{name: member2}]
+---
+apiVersion: work.karmada.io/v1alpha2
+kind: ResourceBinding
+metadata: {name: member1-secret, namespace: karmada-cluster}
+spec:
+  resource: {apiVersion: v1, kind: Secret, namespace: karmada-cluster, name: member1}
+  clusters: [{name: member2}]
+---
+apiVersion: work.karmada.io/v1alpha2
+kind: ClusterResourceBinding
+metadata: {name: steal-cluster}
+spec:
+  resource: {apiVersion: v1, kind: Secret, namespace: karmada-cluster, name: member1}
+  clusters: [{name: member2}]
+`
+}
+
+// TestBindingsStayInTheirRoom: a binding that points outside its own
+// namespace, or lives in a reserved namespace, is refused at admission with
+// a message naming the field; and with the admission policy removed (as if
+// it had been off), such a binding is still never acted on.
+func TestBindingsStayInTheirRoom(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	apply(t, namespaceYAML("sneaky"))
+	out, err := world.Kubectl(t, badBindings(), "apply", "-f", "-")
+	if err == nil {
+		t.Fatalf("bindings out of their room were accepted:\n%s", out)
+	}
+	for _, want := range []string{
+		`resourcebindings.work.karmada.io "steal"`, "spec.resource.namespace must be the ResourceBinding's own namespace",
+		`resourcebindings.work.karmada.io "member1-secret"`, "reserved namespace karmada-cluster",
+		`clusterresourcebindings.work.karmada.io "steal-cluster"`, "spec.resource.namespace must be empty",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("refusal does not say %q:\n%s", want, out)
+		}
+	}
+
+	// Defence in depth: without the policy, the executor still refuses.
+	world.MustKubectl(t, "", "delete", "validatingadmissionpolicybinding", "atoll-binding-scope")
+	t.Cleanup(func() {
+		crds := world.Atoll(t, "crds")
+		if out, err := world.Kubectl(t, crds, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
+			t.Errorf("re-installing the admission policy: %v\n%s", err, out)
+		}
+	})
+	framework.Eventually(t, 30*time.Second, "bad bindings accepted without the policy", func() (bool, string) {
+		out, err := world.Kubectl(t, badBindings(), "apply", "-f", "-")
+		return err == nil, out
+	})
+	framework.Consistently(t, 15*time.Second, "no member credentials copied into member2", func() (bool, string) {
+		for _, ns := range []string{"karmada-cluster", "sneaky"} {
+			if _, err := member(t, "member2").CoreV1().Secrets(ns).Get(ctx, "member1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, fmt.Sprintf("Secret %s/member1 in member2: %v", ns, err)
+			}
+		}
+		return true, ""
+	})
+	rb, err := binding(ctx, t, "sneaky", "steal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rb.Finalizers) != 0 || len(rb.Status.AggregatedStatus) != 0 {
+		t.Errorf("executor acted on an out-of-room binding: finalizers %v, status %v", rb.Finalizers, rb.Status.AggregatedStatus)
+	}
+	world.MustKubectl(t, badBindings(), "delete", "-f", "-", "--ignore-not-found", "--wait=false")
+}
