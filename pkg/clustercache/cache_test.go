@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 func makeCluster(name string, mutate ...func(*clusterv1alpha1.Cluster)) *clusterv1alpha1.Cluster {
@@ -38,6 +39,11 @@ func makeSecret(name string, data map[string]string) *corev1.Secret {
 	for k, v := range data {
 		s.Data[k] = []byte(v)
 	}
+	return s
+}
+
+func issuedFor(s *corev1.Secret, endpoint string) *corev1.Secret {
+	s.Annotations = map[string]string{names.CredentialEndpointAnnotation: endpoint}
 	return s
 }
 
@@ -91,6 +97,16 @@ func TestConfigFor(t *testing.T) {
 			cluster: makeCluster("m1"),
 			secret:  makeSecret("m1", map[string]string{"token": "tok"}),
 			wantErr: `cluster m1: secret karmada-cluster/m1 has no "caBundle" key`,
+		},
+		"credentials issued for this endpoint": {
+			cluster: makeCluster("m1"),
+			secret:  issuedFor(makeSecret("m1", full), "https://10.0.0.1:6443"),
+			want:    want{host: "https://10.0.0.1:6443", token: "tok", ca: "CA"},
+		},
+		"credentials issued for another endpoint": {
+			cluster: makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.APIEndpoint = "https://evil.example:6443" }),
+			secret:  issuedFor(makeSecret("m1", full), "https://10.0.0.1:6443"),
+			wantErr: "cluster m1: spec.apiEndpoint https://evil.example:6443 is not the endpoint the credentials in secret karmada-cluster/m1 were issued for (https://10.0.0.1:6443)",
 		},
 		"bad proxy scheme": {
 			cluster: makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.ProxyURL = "ftp://proxy" }),

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 // ConfigFor builds the client config of a push-mode cluster from its spec
@@ -34,6 +35,12 @@ func ConfigFor(cluster *clusterv1alpha1.Cluster, secret *corev1.Secret) (*rest.C
 	ref := spec.SecretRef.Namespace + "/" + spec.SecretRef.Name
 	if secret == nil {
 		return nil, fmt.Errorf("cluster %s: secret %s (spec.secretRef) not found", cluster.Name, ref)
+	}
+	if issued, ok := secret.Annotations[names.CredentialEndpointAnnotation]; ok && issued != spec.APIEndpoint {
+		// A changed apiEndpoint (or a secretRef borrowed from another
+		// Cluster) must not send a member's cluster-admin token elsewhere.
+		return nil, fmt.Errorf("cluster %s: spec.apiEndpoint %s is not the endpoint the credentials in secret %s were issued for (%s); "+
+			"run atoll join again to move the cluster", cluster.Name, spec.APIEndpoint, ref, issued)
 	}
 	token := secret.Data[clusterv1alpha1.SecretTokenKey]
 	if len(token) == 0 {

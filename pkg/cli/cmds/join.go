@@ -60,6 +60,10 @@ type Join struct {
 	Provider          string
 	// Labels are put on the Cluster object.
 	Labels map[string]string
+	// AllowInsecure accepts a member kubeconfig that skips TLS
+	// verification; refused otherwise (the member's token would go to
+	// whoever answers at its address).
+	AllowInsecure bool
 	// Out receives one line per step.
 	Out io.Writer
 }
@@ -91,7 +95,12 @@ karmada-NAME bound to cluster-admin and its token Secret; in the control plane
 it stores that token and the member's CA in Secret karmada-cluster/NAME and
 creates the Cluster NAME (syncMode Push, apiEndpoint = the kubeconfig's
 server). Joining again updates everything. NAME is a DNS-1123 label of at most
-48 characters. See docs/clusters.md.`,
+48 characters.
+
+A cluster is registered once: joining a cluster that is already joined under
+another name (same kube-system namespace UID), or a different cluster under a
+taken name, is refused. A kubeconfig that skips TLS verification is refused
+unless --allow-insecure-skip-tls-verify is given. See docs/clusters.md.`,
 		Example: `  atoll join member1 --cluster-kubeconfig member1.kubeconfig --region cn-east --zone cn-east-1a
   atoll join edge --cluster-kubeconfig ~/.kube/config --cluster-context edge --labels env=prod,tier=edge`,
 		Args: cobra.ExactArgs(1),
@@ -112,6 +121,8 @@ server). Joining again updates everything. NAME is a DNS-1123 label of at most
 	fs.StringVar(&cfg.Zone, "zone", "", "zone of the member cluster (recorded as spec.zones)")
 	fs.StringVar(&cfg.Provider, "provider", "", "cloud provider of the member cluster")
 	fs.StringToStringVar(&cfg.Labels, "labels", nil, "labels of the Cluster object, e.g. env=prod,tier=edge")
+	fs.BoolVar(&cfg.AllowInsecure, "allow-insecure-skip-tls-verify", false,
+		"accept a --cluster-kubeconfig that skips TLS verification (the member is then not authenticated, and its cluster-admin token goes to whoever answers at its address)")
 	_ = cmd.MarkFlagRequired("cluster-kubeconfig")
 	return cmd
 }
@@ -123,8 +134,11 @@ func NewUnjoinCommand(run func(context.Context, *Unjoin) error) *cobra.Command {
 		Use:   "unjoin NAME",
 		Short: "Remove a member cluster from the control plane and clean it up",
 		Long: `Remove member NAME: delete the Cluster, then, in the member, every object atoll
-manages there (label karmada.io/managed=true) except those annotated
-atoll.dev/preserve-on-delete=true, and the ServiceAccount, token Secret,
+owns there (label karmada.io/managed=true with the ownership record of a binding
+that exists in the control plane with that permanent id; the label alone is not
+enough), except that objects atoll took over or preserves on deletion, and
+namespaces that hold objects atoll did not create, are handed back (atoll's
+marks removed) instead of deleted; and the ServiceAccount, token Secret,
 ClusterRoleBinding and (when atoll created it and no other cluster uses it)
 namespace karmada-cluster that join created; last the control-plane Secret
 karmada-cluster/NAME.

@@ -136,6 +136,10 @@ func Join(ctx context.Context, cfg *cmds.Join) error {
 	if err != nil {
 		return err
 	}
+	if memberCfg.Insecure && !cfg.AllowInsecure {
+		return fmt.Errorf("cluster %s: --cluster-kubeconfig skips TLS verification (insecure-skip-tls-verify): the member would not be authenticated "+
+			"and its cluster-admin token would go to whoever answers at %s; give the kubeconfig the member's CA, or pass --allow-insecure-skip-tls-verify", cfg.Name, memberCfg.Host)
+	}
 	member, version, err := reach(ctx, cfg.Name, memberCfg)
 	if err != nil {
 		return err
@@ -147,6 +151,16 @@ func Join(ctx context.Context, cfg *cmds.Join) error {
 	}
 	existing, err := cp.getCluster(ctx, cfg.Name)
 	if err != nil {
+		return err
+	}
+	// The member's identity, as Karmada records it: the UID of its
+	// kube-system namespace. Checked before anything is written.
+	ks, err := member.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("cluster %s: reading namespace kube-system to identify the cluster: %w", cfg.Name, err)
+	}
+	id := string(ks.UID)
+	if err := cp.checkIdentity(ctx, cfg.Name, id, existing); err != nil {
 		return err
 	}
 	ca, err := caBundle(memberCfg)
@@ -161,10 +175,6 @@ func Join(ctx context.Context, cfg *cmds.Join) error {
 	if len(ca) == 0 && !memberCfg.Insecure {
 		ca = secretCA
 	}
-	id := ""
-	if ns, err := member.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{}); err == nil {
-		id = string(ns.UID)
-	}
 
 	// Control plane: credentials, then the Cluster that names them.
 	if err := ensureNamespace(ctx, cp.kube, names.ClusterSecretNamespace, nil); err != nil {
@@ -174,8 +184,11 @@ func Join(ctx context.Context, cfg *cmds.Join) error {
 	if len(ca) > 0 && !memberCfg.Insecure {
 		data[clusterv1alpha1.SecretCADataKey] = ca
 	}
+	// The credentials are bound to the endpoint they are issued for: the
+	// executor sends them nowhere else (clustercache.ConfigFor).
 	secret := corev1ac.Secret(names.ClusterSecretName(cfg.Name), names.ClusterSecretNamespace).
-		WithType(corev1.SecretTypeOpaque).WithData(data)
+		WithType(corev1.SecretTypeOpaque).WithData(data).
+		WithAnnotations(map[string]string{names.CredentialEndpointAnnotation: memberCfg.Host})
 	if _, err := cp.kube.CoreV1().Secrets(names.ClusterSecretNamespace).Apply(ctx, secret,
 		metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
 		return fmt.Errorf("control plane: storing the credentials of cluster %s: %w", cfg.Name, err)
@@ -192,6 +205,30 @@ func Join(ctx context.Context, cfg *cmds.Join) error {
 		verb = "updated"
 	}
 	fmt.Fprintf(w, "control plane: Cluster %s %s (Push, %s)\n", cfg.Name, verb, memberCfg.Host)
+	return nil
+}
+
+// checkIdentity refuses a second registration of the same cluster (by
+// kube-system UID, as karmadactl does) and the registration of a different
+// cluster under a name that is taken: either would have atoll drive one
+// cluster's workloads from two Clusters, or send one cluster's workloads
+// to another.
+func (cp *controlPlane) checkIdentity(ctx context.Context, name, id string, existing *clusterv1alpha1.Cluster) error {
+	if existing != nil && existing.Spec.ID != "" && existing.Spec.ID != id {
+		return fmt.Errorf("cluster %s: the name is taken by another cluster (kube-system UID %s; this one is %s); atoll unjoin %s first, or choose another name",
+			name, existing.Spec.ID, id, name)
+	}
+	list, err := cp.dyn.Resource(clusterGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("control plane: listing clusters: %w", err)
+	}
+	for _, u := range list.Items {
+		other, _, _ := unstructured.NestedString(u.Object, "spec", "id")
+		if u.GetName() != name && other == id {
+			return fmt.Errorf("cluster %s is already joined as %s (same kube-system UID %s); atoll unjoin %s first, or keep using that name",
+				name, u.GetName(), id, u.GetName())
+		}
+	}
 	return nil
 }
 

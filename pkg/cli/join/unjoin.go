@@ -19,8 +19,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/ownership"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -76,7 +78,7 @@ func Unjoin(ctx context.Context, cfg *cmds.Unjoin) error {
 		fmt.Fprintf(w, "control plane: Cluster %s deleted\n", cfg.Name)
 	}
 	if member != nil {
-		if err := member.cleanUp(ctx, w); err != nil {
+		if err := member.cleanUp(ctx, w, cp); err != nil {
 			return err
 		}
 	} else {
@@ -131,17 +133,18 @@ func newMemberClients(ctx context.Context, name string, cfg *rest.Config) (*memb
 	return &memberClients{name: name, kube: kube, meta: meta}, nil
 }
 
-// cleanUp deletes the member's managed objects, then join's
+// cleanUp deletes what atoll owns in the member, then join's
 // ClusterRoleBinding. That binding owns the ServiceAccount, its token
 // Secret and (when join created it) the namespace, so the member's garbage
 // collector removes them; deleting it is the last call these credentials
 // are allowed to make.
-func (m *memberClients) cleanUp(ctx context.Context, w io.Writer) error {
-	deleted, kept, err := m.deleteManaged(ctx)
+func (m *memberClients) cleanUp(ctx context.Context, w io.Writer, cp *controlPlane) error {
+	r, err := m.deleteOwned(ctx, cp)
 	if err != nil {
 		return fmt.Errorf("cluster %s: deleting managed objects: %w", m.name, err)
 	}
-	fmt.Fprintf(w, "cluster %s: %d managed objects deleted, %d kept (%s=true)\n", m.name, deleted, kept, names.PreserveOnDeleteAnnotation)
+	fmt.Fprintf(w, "cluster %s: %d objects deleted, %d handed back (taken over, preserved, or a namespace holding others' objects), %d left alone (labelled %s but not atoll's)\n",
+		m.name, r.deleted, r.handedBack, r.foreign, names.ManagedLabel)
 
 	sa := serviceAccountName(m.name)
 	background := metav1.DeletePropagationBackground
@@ -154,23 +157,105 @@ func (m *memberClients) cleanUp(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-// deleteManaged deletes every object labelled karmada.io/managed=true in
-// every resource the member can list and delete, unless annotated
-// atoll.dev/preserve-on-delete=true. Namespaced objects go first; a managed
-// namespace that holds a preserved object is kept.
-func (m *memberClients) deleteManaged(ctx context.Context) (deleted, kept int, err error) {
-	lists, err := m.kube.Discovery().ServerPreferredResourcesWithContext(ctx)
-	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
-		return 0, 0, err
+// cleanupResult counts what unjoin did to labelled member objects.
+type cleanupResult struct{ deleted, handedBack, foreign int }
+
+// memberObject is one labelled object found in the member.
+type memberObject struct {
+	gvr        schema.GroupVersionResource
+	namespaced bool
+	meta       metav1.PartialObjectMetadata
+}
+
+// deleteOwned deletes, in every resource the member can list and delete,
+// the objects that carry the ownership record of a binding that exists in
+// the control plane with that permanent id; an object that only carries
+// the managed label is someone else's and left alone. Taken-over and
+// preserved objects are handed back (atoll's marks removed). Namespaced
+// objects go first; an owned namespace that still holds objects atoll did
+// not create is handed back, never deleted.
+func (m *memberClients) deleteOwned(ctx context.Context, cp *controlPlane) (cleanupResult, error) {
+	var r cleanupResult
+	resources, err := m.resources(ctx)
+	if err != nil {
+		return r, err
 	}
-	type object struct {
-		gvr             schema.GroupVersionResource
-		namespace, name string
-	}
-	var namespaced, clusterScoped, namespaces []object
-	preservedIn := sets.New[string]()
+	owned := ownerCheck{cp: cp, ids: map[ownership.Record]bool{}}
+	var namespaced, clusterScoped, namespaces []memberObject
 	seen := sets.New[types.UID]()
 	selector := labels.SelectorFromSet(labels.Set{names.ManagedLabel: "true"}).String()
+	for _, res := range resources {
+		err := m.list(ctx, res, metav1.ListOptions{LabelSelector: selector}, func(o memberObject) error {
+			if seen.Has(o.meta.UID) {
+				return nil // the same object under another group (events)
+			}
+			seen.Insert(o.meta.UID)
+			mine, err := owned.check(ctx, &o.meta)
+			if err != nil {
+				return err
+			}
+			switch {
+			case !mine:
+				r.foreign++
+			case o.gvr.Group == "" && o.gvr.Resource == "namespaces":
+				namespaces = append(namespaces, o)
+			case o.namespaced:
+				namespaced = append(namespaced, o)
+			default:
+				clusterScoped = append(clusterScoped, o)
+			}
+			return nil
+		})
+		if err != nil {
+			return r, err
+		}
+	}
+	deleted := sets.New[types.UID]()
+	for _, group := range [][]memberObject{namespaced, clusterScoped, namespaces} {
+		for _, o := range group {
+			keep := ownership.HandedOver(&o.meta)
+			if !keep && o.gvr.Group == "" && o.gvr.Resource == "namespaces" {
+				if keep, err = m.holdsOthers(ctx, resources, o.meta.Name, deleted); err != nil {
+					return r, err
+				}
+			}
+			ri := m.meta.Resource(o.gvr).Namespace(o.meta.Namespace)
+			if keep {
+				patch, err := ownership.HandBackPatch(&o.meta)
+				if err != nil {
+					return r, err
+				}
+				if _, err := ri.Patch(ctx, o.meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsNotFound(err) {
+					return r, fmt.Errorf("handing back %s %s/%s: %w", o.gvr.GroupResource(), o.meta.Namespace, o.meta.Name, err)
+				}
+				r.handedBack++
+				continue
+			}
+			background := metav1.DeletePropagationBackground
+			uid := o.meta.UID
+			err := ri.Delete(ctx, o.meta.Name, metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &metav1.Preconditions{UID: &uid}})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return r, fmt.Errorf("deleting %s %s/%s: %w", o.gvr.GroupResource(), o.meta.Namespace, o.meta.Name, err)
+			}
+			deleted.Insert(uid)
+			r.deleted++
+		}
+	}
+	return r, nil
+}
+
+// memberResource is a resource unjoin may list and delete.
+type memberResource struct {
+	gvr        schema.GroupVersionResource
+	namespaced bool
+}
+
+func (m *memberClients) resources(ctx context.Context) ([]memberResource, error) {
+	lists, err := m.kube.Discovery().ServerPreferredResourcesWithContext(ctx)
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, err
+	}
+	var out []memberResource
 	for _, rl := range lists {
 		gv, err := schema.ParseGroupVersion(rl.GroupVersion)
 		if err != nil {
@@ -180,56 +265,100 @@ func (m *memberClients) deleteManaged(ctx context.Context) (deleted, kept int, e
 			if strings.Contains(r.Name, "/") || !sets.New(r.Verbs...).HasAll("list", "delete") {
 				continue
 			}
-			gvr := gv.WithResource(r.Name)
-			opts := metav1.ListOptions{LabelSelector: selector, Limit: 500}
-			for {
-				list, err := m.meta.Resource(gvr).List(ctx, opts)
-				if err != nil {
-					return deleted, kept, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
-				}
-				for _, o := range list.Items {
-					if seen.Has(o.UID) {
-						continue // the same object under another group (events)
-					}
-					seen.Insert(o.UID)
-					if o.Annotations[names.PreserveOnDeleteAnnotation] == "true" {
-						kept++
-						preservedIn.Insert(o.Namespace)
-						if gvr.Group == "" && gvr.Resource == "namespaces" {
-							preservedIn.Insert(o.Name)
-						}
-						continue
-					}
-					obj := object{gvr, o.Namespace, o.Name}
-					switch {
-					case gvr.Group == "" && gvr.Resource == "namespaces":
-						namespaces = append(namespaces, obj)
-					case r.Namespaced:
-						namespaced = append(namespaced, obj)
-					default:
-						clusterScoped = append(clusterScoped, obj)
-					}
-				}
-				if list.Continue == "" {
-					break
-				}
-				opts.Continue = list.Continue
-			}
+			out = append(out, memberResource{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced})
 		}
 	}
-	background := metav1.DeletePropagationBackground
-	for _, group := range [][]object{namespaced, clusterScoped, namespaces} {
-		for _, o := range group {
-			if o.gvr.Resource == "namespaces" && o.gvr.Group == "" && preservedIn.Has(o.name) {
-				kept++
-				continue
-			}
-			err := m.meta.Resource(o.gvr).Namespace(o.namespace).Delete(ctx, o.name, metav1.DeleteOptions{PropagationPolicy: &background})
-			if err != nil && !apierrors.IsNotFound(err) {
-				return deleted, kept, fmt.Errorf("deleting %s %s/%s: %w", o.gvr.GroupResource(), o.namespace, o.name, err)
-			}
-			deleted++
-		}
-	}
-	return deleted, kept, nil
+	return out, nil
 }
+
+// list pages through res in every namespace and hands each object to each;
+// listIn does the same in namespace ns.
+func (m *memberClients) list(ctx context.Context, res memberResource, opts metav1.ListOptions, each func(memberObject) error) error {
+	return m.listIn(ctx, res, "", opts, each)
+}
+
+func (m *memberClients) listIn(ctx context.Context, res memberResource, ns string, opts metav1.ListOptions, each func(memberObject) error) error {
+	opts.Limit = 500
+	for {
+		list, err := m.meta.Resource(res.gvr).Namespace(ns).List(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", res.gvr.GroupResource(), err)
+		}
+		for i := range list.Items {
+			if err := each(memberObject{gvr: res.gvr, namespaced: res.namespaced, meta: list.Items[i]}); err != nil {
+				return err
+			}
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
+}
+
+// holdsOthers reports whether namespace ns still holds an object atoll did
+// not create: anything but what unjoin just deleted, their dependents (an
+// owner reference: pods of a Deployment, say, on their way out) and what
+// Kubernetes puts in every namespace.
+func (m *memberClients) holdsOthers(ctx context.Context, resources []memberResource, ns string, deleted sets.Set[types.UID]) (bool, error) {
+	errFound := fmt.Errorf("found")
+	for _, res := range resources {
+		if !res.namespaced || res.gvr.Resource == "events" {
+			continue
+		}
+		err := m.listIn(ctx, res, ns, metav1.ListOptions{}, func(o memberObject) error {
+			switch {
+			case deleted.Has(o.meta.UID), len(o.meta.OwnerReferences) > 0, o.meta.DeletionTimestamp != nil:
+				return nil
+			case res.gvr.Group == "" && res.gvr.Resource == "serviceaccounts" && o.meta.Name == "default",
+				res.gvr.Group == "" && res.gvr.Resource == "configmaps" && o.meta.Name == "kube-root-ca.crt":
+				return nil
+			}
+			return errFound
+		})
+		if err == errFound {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// ownerCheck verifies ownership records against the control plane: a
+// record counts only when its binding exists there with that permanent id.
+type ownerCheck struct {
+	cp  *controlPlane
+	ids map[ownership.Record]bool
+}
+
+func (c *ownerCheck) check(ctx context.Context, obj metav1.Object) (bool, error) {
+	rec, ok := ownership.Of(obj)
+	if !ok {
+		return false, nil
+	}
+	if mine, done := c.ids[rec]; done {
+		return mine, nil
+	}
+	gvr, label := rbGVR, names.ResourceBindingPermanentIDLabel
+	if rec.Cluster {
+		gvr, label = crbGVR, names.ClusterResourceBindingPermanentIDLabel
+	}
+	b, err := c.cp.dyn.Resource(gvr).Namespace(rec.Namespace).Get(ctx, rec.Name, metav1.GetOptions{})
+	mine := false
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return false, fmt.Errorf("control plane: reading %s %s/%s to check ownership: %w", gvr.Resource, rec.Namespace, rec.Name, err)
+	default:
+		mine = b.GetLabels()[label] == rec.PermanentID
+	}
+	c.ids[rec] = mine
+	return mine, nil
+}
+
+var (
+	rbGVR  = workv1alpha2.SchemeGroupVersion.WithResource("resourcebindings")
+	crbGVR = workv1alpha2.SchemeGroupVersion.WithResource("clusterresourcebindings")
+)

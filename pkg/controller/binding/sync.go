@@ -31,6 +31,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/ownership"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -346,8 +347,8 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 
 // TookOverAnnotation marks a member object that existed before atoll took
 // it over (conflictResolution Overwrite), so the binding status keeps
-// saying so.
-const TookOverAnnotation = "atoll.dev/took-over"
+// saying so and letting go hands it back.
+const TookOverAnnotation = names.TookOverAnnotation
 
 func tookOverMessage(desired *unstructured.Unstructured, cluster string) string {
 	return fmt.Sprintf("took over existing %s %s in cluster %s", desired.GetKind(), klog.KObj(desired), cluster)
@@ -516,7 +517,7 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 		return nil // not ours: never touch what atoll did not create
 	}
 	preserve := spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion
-	if handBack || preserve || existing.GetAnnotations()[TookOverAnnotation] == "true" {
+	if handBack || preserve || ownership.HandedOver(existing) {
 		return r.handBack(ctx, b, ri, existing, cluster)
 	}
 	uid := existing.GetUID()
@@ -528,34 +529,11 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 	return nil
 }
 
-// ownershipKeys are the labels and annotations that make a member object
-// atoll's; handing an object back removes them.
-var ownershipKeys = struct{ labels, annotations []string }{
-	labels: []string{names.ManagedLabel, names.ResourceBindingPermanentIDLabel, names.ClusterResourceBindingPermanentIDLabel},
-	annotations: []string{
-		names.ResourceBindingNamespaceAnnotation, names.ResourceBindingNameAnnotation, names.ClusterResourceBindingAnnotation,
-		names.ManifestHashAnnotation, names.PreserveOnDeleteAnnotation, TookOverAnnotation,
-	},
-}
-
 // handBack removes atoll's ownership marks from a member object and leaves
 // the object itself as it is, with an optimistic lock so a concurrent
 // change is never overwritten.
 func (r *reconciler) handBack(ctx context.Context, b client.Object, ri dynamic.ResourceInterface, existing *unstructured.Unstructured, cluster string) error {
-	nulls := func(keys []string, have map[string]string) map[string]any {
-		out := map[string]any{}
-		for _, k := range keys {
-			if _, ok := have[k]; ok {
-				out[k] = nil
-			}
-		}
-		return out
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": existing.GetResourceVersion(),
-		"labels":          nulls(ownershipKeys.labels, existing.GetLabels()),
-		"annotations":     nulls(ownershipKeys.annotations, existing.GetAnnotations()),
-	}})
+	patch, err := ownership.HandBackPatch(existing)
 	if err != nil {
 		return err
 	}
@@ -576,19 +554,17 @@ func (r *reconciler) handBack(ctx context.Context, b client.Object, ri dynamic.R
 // record: the managed label, the annotations naming b and b's permanent id.
 // The managed label alone is not enough; anyone can set a label.
 func (r *reconciler) ownedBy(b client.Object, obj metav1.Object) bool {
-	if obj.GetLabels()[names.ManagedLabel] != "true" {
+	rec, ok := ownership.Of(obj)
+	if !ok {
 		return false
 	}
-	if key, ok := r.kind.owns(obj.GetAnnotations()); !ok || key != client.ObjectKeyFromObject(b) {
-		return false
-	}
+	_, isCluster := r.kind.(clusterKind)
 	labels, _ := ownerMetadata(r.kind, b)
-	for k, v := range labels {
-		if obj.GetLabels()[k] != v {
-			return false
-		}
+	id := labels[names.ResourceBindingPermanentIDLabel]
+	if isCluster {
+		id = labels[names.ClusterResourceBindingPermanentIDLabel]
 	}
-	return true
+	return rec.Cluster == isCluster && rec.Namespace == b.GetNamespace() && rec.Name == b.GetName() && rec.PermanentID == id
 }
 
 // keepsData reports whether b is a dependency of a kind that holds data

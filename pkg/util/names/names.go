@@ -40,6 +40,17 @@ const (
 	// the object in the member.
 	PreserveOnDeleteAnnotation = "atoll.dev/preserve-on-delete"
 
+	// TookOverAnnotation ("true") on a member object records that it existed
+	// before atoll took it over (conflictResolution Overwrite): when atoll
+	// lets go of it, it is handed back (atoll's marks removed), not deleted.
+	TookOverAnnotation = "atoll.dev/took-over"
+
+	// CredentialEndpointAnnotation on a cluster's credentials Secret is the
+	// API endpoint the credentials were issued for (set by atoll join). atoll
+	// sends them nowhere else: a Cluster whose apiEndpoint differs is not
+	// connected until it is joined again.
+	CredentialEndpointAnnotation = "atoll.dev/issued-for-endpoint"
+
 	// AttachedLabel ("true") marks an attached ResourceBinding: the
 	// binding of a dependency (ConfigMap, Secret, ServiceAccount, PVC)
 	// that follows the workloads requiring it (spec.requiredBy) rather

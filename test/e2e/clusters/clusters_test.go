@@ -3,9 +3,13 @@ package clusters
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,6 +30,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 	clustercontroller "github.com/atoll-dev/atoll/pkg/controller/cluster"
 	"github.com/atoll-dev/atoll/pkg/manager"
@@ -295,6 +301,85 @@ func TestClusters(t *testing.T) {
 		}
 	})
 
+	t.Run("a cluster is registered once, and only over verified TLS", func(t *testing.T) {
+		out, err := atoll(t, "join", "member1-again", "--cluster-kubeconfig", proxyKubeconfig("member1"), "--kubeconfig", world.Kubeconfig)
+		if err == nil || !strings.Contains(out, "cluster member1-again is already joined as member1 (same kube-system UID") {
+			t.Errorf("joining member1 under a second name: err=%v\n%s", err, out)
+		}
+		out, err = atoll(t, "join", "member1", "--cluster-kubeconfig", proxyKubeconfig("member2"), "--kubeconfig", world.Kubeconfig)
+		if err == nil || !strings.Contains(out, "cluster member1: the name is taken by another cluster") {
+			t.Errorf("joining member2 under member1's name: err=%v\n%s", err, out)
+		}
+		kc, err := clientcmd.LoadFromFile(proxyKubeconfig("member1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cluster := range kc.Clusters {
+			cluster.CertificateAuthorityData, cluster.CertificateAuthority, cluster.InsecureSkipTLSVerify = nil, "", true
+		}
+		insecure := filepath.Join(t.TempDir(), "insecure-kubeconfig")
+		if err := clientcmd.WriteToFile(*kc, insecure); err != nil {
+			t.Fatal(err)
+		}
+		out, err = atoll(t, "join", "member1", "--cluster-kubeconfig", insecure, "--kubeconfig", world.Kubeconfig)
+		if err == nil || !strings.Contains(out, "skips TLS verification") || !strings.Contains(out, "--allow-insecure-skip-tls-verify") {
+			t.Errorf("join with an insecure kubeconfig: err=%v\n%s", err, out)
+		}
+		for _, name := range []string{"member1-again"} {
+			if _, err := getCluster(ctx, c, name); !apierrors.IsNotFound(err) {
+				t.Errorf("Cluster %s: %v, want NotFound", name, err)
+			}
+		}
+		cl, err := getCluster(ctx, c, "member1")
+		if err != nil || cl.Spec.InsecureSkipTLSVerification {
+			t.Errorf("member1 after refused joins: insecure=%v err=%v", cl.Spec.InsecureSkipTLSVerification, err)
+		}
+	})
+
+	t.Run("credentials go only to the endpoint they were issued for", func(t *testing.T) {
+		// A server of someone else's: it must never see member1's token.
+		var mu sync.Mutex
+		var seen []string
+		impostor := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen = append(seen, r.Header.Get("Authorization"))
+			mu.Unlock()
+			http.Error(w, "no", http.StatusForbidden)
+		}))
+		defer impostor.Close()
+		cl, err := getCluster(ctx, c, "member1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		endpoint := cl.Spec.APIEndpoint
+		patch := func(to string) {
+			t.Helper()
+			body := fmt.Sprintf(`{"spec":{"apiEndpoint":%q}}`, to)
+			if err := c.Patch(ctx, cl, client.RawPatch(types.MergePatchType, []byte(body))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		patch(impostor.URL)
+		t.Cleanup(func() { patch(endpoint) })
+		framework.Eventually(t, 20*time.Second, "member1 not Ready, the condition naming the credential rule", func() (bool, string) {
+			cl, err := getCluster(ctx, c, "member1")
+			if err != nil {
+				return false, err.Error()
+			}
+			cond := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+			return cond != nil && cond.Status != metav1.ConditionTrue && strings.Contains(cond.Message, "not the endpoint the credentials"),
+				fmt.Sprintf("Ready %v", cond)
+		})
+		mu.Lock()
+		got := slices.Clone(seen)
+		mu.Unlock()
+		if len(got) > 0 {
+			t.Errorf("the impostor endpoint received %d requests (Authorization %q)", len(got), got)
+		}
+		patch(endpoint)
+		waitReady(t, ctx, c, "member1", metav1.ConditionTrue, 30*time.Second)
+	})
+
 	t.Run("stopped member becomes unreachable, then ready again", func(t *testing.T) {
 		fault(t, "member1", "stop")
 		stopped := true
@@ -357,22 +442,49 @@ func TestClusters(t *testing.T) {
 
 	t.Run("unjoin removes the cluster and cleans the member", func(t *testing.T) {
 		m2 := kubernetes.NewForConfigOrDie(world.MemberConfig(t, "member2"))
-		// Objects atoll would have applied: one to delete, one to keep.
-		newConfigMap := func(name string, preserve bool) {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
-				Labels: map[string]string{names.ManagedLabel: "true"}}}
-			if preserve {
-				cm.Annotations = map[string]string{names.PreserveOnDeleteAnnotation: "true"}
+		// What atoll applies carries the ownership record of a binding in
+		// the control plane (this world runs no executor: the test writes
+		// both sides).
+		const id = "6a3c1f7e-0000-4000-8000-000000000001"
+		rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "owned", Namespace: "default",
+			Labels: map[string]string{names.ResourceBindingPermanentIDLabel: id}},
+			Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "owned"}}}
+		if err := c.Create(ctx, rb); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background(), rb) })
+		record := func(obj metav1.Object, permanentID string, extra map[string]string) {
+			obj.SetLabels(map[string]string{names.ManagedLabel: "true", names.ResourceBindingPermanentIDLabel: permanentID})
+			a := map[string]string{names.ResourceBindingNamespaceAnnotation: "default", names.ResourceBindingNameAnnotation: "owned"}
+			for k, v := range extra {
+				a[k] = v
 			}
-			if _, err := m2.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			obj.SetAnnotations(a)
+		}
+		newConfigMap := func(ns, name string, set func(metav1.Object)) {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+			set(cm)
+			if _, err := m2.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { _ = m2.CoreV1().ConfigMaps(ns).Delete(context.Background(), name, metav1.DeleteOptions{}) })
 		}
-		newConfigMap("managed", false)
-		newConfigMap("preserved", true)
-		t.Cleanup(func() {
-			_ = m2.CoreV1().ConfigMaps("default").Delete(context.Background(), "preserved", metav1.DeleteOptions{})
-		})
+		newNamespace := func(name string) {
+			n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			record(n, id, nil)
+			if _, err := m2.CoreV1().Namespaces().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = m2.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		}
+		newConfigMap("default", "managed", func(o metav1.Object) { record(o, id, nil) })
+		newConfigMap("default", "preserved", func(o metav1.Object) { record(o, id, map[string]string{names.PreserveOnDeleteAnnotation: "true"}) })
+		newConfigMap("default", "took-over", func(o metav1.Object) { record(o, id, map[string]string{names.TookOverAnnotation: "true"}) })
+		newConfigMap("default", "labelled-only", func(o metav1.Object) { o.SetLabels(map[string]string{names.ManagedLabel: "true"}) })
+		newConfigMap("default", "wrong-id", func(o metav1.Object) { record(o, "00000000-0000-0000-0000-000000000000", nil) })
+		newNamespace("owned-empty")
+		newNamespace("owned-shared")
+		newConfigMap("owned-shared", "someone-elses", func(metav1.Object) {})
 
 		out := world.Atoll(t, "unjoin", "member2", "--kubeconfig", world.Kubeconfig)
 		t.Logf("atoll unjoin member2:\n%s", out)
@@ -383,10 +495,34 @@ func TestClusters(t *testing.T) {
 			t.Errorf("Secret member2 after unjoin: %v", err)
 		}
 		if _, err := m2.CoreV1().ConfigMaps("default").Get(ctx, "managed", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			t.Errorf("managed ConfigMap after unjoin: %v", err)
+			t.Errorf("owned ConfigMap after unjoin: %v", err)
 		}
-		if _, err := m2.CoreV1().ConfigMaps("default").Get(ctx, "preserved", metav1.GetOptions{}); err != nil {
-			t.Errorf("preserved ConfigMap after unjoin: %v", err)
+		for _, name := range []string{"preserved", "took-over"} {
+			cm, err := m2.CoreV1().ConfigMaps("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Errorf("%s ConfigMap after unjoin: %v", name, err)
+				continue
+			}
+			if _, managed := cm.Labels[names.ManagedLabel]; managed || cm.Annotations[names.ResourceBindingNameAnnotation] != "" {
+				t.Errorf("%s ConfigMap not handed back: labels %v annotations %v", name, cm.Labels, cm.Annotations)
+			}
+		}
+		for _, name := range []string{"labelled-only", "wrong-id"} {
+			cm, err := m2.CoreV1().ConfigMaps("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil || cm.Labels[names.ManagedLabel] != "true" {
+				t.Errorf("%s ConfigMap (not atoll's) touched by unjoin: %v %v", name, err, cm.Labels)
+			}
+		}
+		if ns, err := m2.CoreV1().Namespaces().Get(ctx, "owned-shared", metav1.GetOptions{}); err != nil || ns.DeletionTimestamp != nil {
+			t.Errorf("namespace holding someone else's ConfigMap deleted by unjoin: %v", err)
+		} else if _, managed := ns.Labels[names.ManagedLabel]; managed {
+			t.Errorf("namespace owned-shared not handed back: labels %v", ns.Labels)
+		}
+		if _, err := m2.CoreV1().ConfigMaps("owned-shared").Get(ctx, "someone-elses", metav1.GetOptions{}); err != nil {
+			t.Errorf("someone else's ConfigMap after unjoin: %v", err)
+		}
+		if ns, err := m2.CoreV1().Namespaces().Get(ctx, "owned-empty", metav1.GetOptions{}); err == nil && ns.DeletionTimestamp == nil {
+			t.Errorf("owned namespace with nothing else in it kept by unjoin")
 		}
 		framework.Eventually(t, time.Minute, "member2's karmada-cluster namespace and binding gone", func() (bool, string) {
 			_, nsErr := m2.CoreV1().Namespaces().Get(ctx, "karmada-cluster", metav1.GetOptions{})

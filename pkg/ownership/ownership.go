@@ -1,0 +1,79 @@
+// Package ownership reads and removes atoll's ownership record on member
+// objects. atoll changes or deletes a member object only when the object
+// carries the record of the binding that wants it (DESIGN.md section 9):
+// the managed label, the annotations naming the binding, and the binding's
+// permanent id. A label anyone can set is never enough on its own.
+package ownership
+
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// Record is the binding a member object says it belongs to.
+type Record struct {
+	// Cluster is true for a ClusterResourceBinding.
+	Cluster     bool
+	Namespace   string
+	Name        string
+	PermanentID string
+}
+
+// Of reads the record on obj; ok is false unless it is complete (managed
+// label, binding name and permanent id).
+func Of(obj metav1.Object) (Record, bool) {
+	l, a := obj.GetLabels(), obj.GetAnnotations()
+	if l[names.ManagedLabel] != "true" {
+		return Record{}, false
+	}
+	if name := a[names.ResourceBindingNameAnnotation]; name != "" {
+		r := Record{Namespace: a[names.ResourceBindingNamespaceAnnotation], Name: name, PermanentID: l[names.ResourceBindingPermanentIDLabel]}
+		return r, r.Namespace != "" && r.PermanentID != ""
+	}
+	if name := a[names.ClusterResourceBindingAnnotation]; name != "" {
+		r := Record{Cluster: true, Name: name, PermanentID: l[names.ClusterResourceBindingPermanentIDLabel]}
+		return r, r.PermanentID != ""
+	}
+	return Record{}, false
+}
+
+// Keys are the labels and annotations that make a member object atoll's;
+// handing an object back removes them.
+var Keys = struct{ Labels, Annotations []string }{
+	Labels: []string{names.ManagedLabel, names.ResourceBindingPermanentIDLabel, names.ClusterResourceBindingPermanentIDLabel},
+	Annotations: []string{
+		names.ResourceBindingNamespaceAnnotation, names.ResourceBindingNameAnnotation, names.ClusterResourceBindingAnnotation,
+		names.ManifestHashAnnotation, names.PreserveOnDeleteAnnotation, names.TookOverAnnotation,
+	},
+}
+
+// HandBackPatch is the JSON merge patch that removes atoll's marks from obj
+// and leaves everything else as it is. It carries obj's resourceVersion, so
+// it fails with a conflict instead of racing a concurrent change.
+func HandBackPatch(obj metav1.Object) ([]byte, error) {
+	nulls := func(keys []string, have map[string]string) map[string]any {
+		out := map[string]any{}
+		for _, k := range keys {
+			if _, ok := have[k]; ok {
+				out[k] = nil
+			}
+		}
+		return out
+	}
+	return json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": obj.GetResourceVersion(),
+		"labels":          nulls(Keys.Labels, obj.GetLabels()),
+		"annotations":     nulls(Keys.Annotations, obj.GetAnnotations()),
+	}})
+}
+
+// HandedOver reports whether atoll keeps obj when it lets go of it instead
+// of deleting it: it took obj over from someone else (conflictResolution
+// Overwrite), or the binding preserves resources on deletion.
+func HandedOver(obj metav1.Object) bool {
+	a := obj.GetAnnotations()
+	return a[names.TookOverAnnotation] == "true" || a[names.PreserveOnDeleteAnnotation] == "true"
+}
