@@ -20,9 +20,13 @@ import (
 type APIServerConfig struct {
 	// Listener is the secure port, already bound (so no other process can
 	// take the port between choosing and serving it).
-	Listener    net.Listener
+	Listener net.Listener
+	// EtcdServers are https URLs; the API server verifies them against
+	// PKI's etcd CA and authenticates with PKI's etcd client certificate.
 	EtcdServers []string
-	PKI         pki.Files
+	// PKI holds the certificates and the encryption configuration
+	// (ensurePKI creates them).
+	PKI pki.Files
 	// ServiceCIDR is the service cluster IP range.
 	ServiceCIDR string
 	// ExtraArgs are appended to atoll's flags and win over them.
@@ -40,6 +44,11 @@ func (c APIServerConfig) args() []string {
 	}
 	args := []string{
 		"--etcd-servers=" + strings.Join(c.EtcdServers, ","),
+		"--etcd-cafile=" + c.PKI.EtcdCA().CACert(),
+		"--etcd-certfile=" + c.PKI.EtcdClientCert(),
+		"--etcd-keyfile=" + c.PKI.EtcdClientKey(),
+		// Secrets are encrypted at rest (pki.EnsureEncryptionConfig).
+		"--encryption-provider-config=" + c.PKI.EncryptionConfig(),
 		"--tls-cert-file=" + c.PKI.ServingCert(),
 		"--tls-private-key-file=" + c.PKI.ServingKey(),
 		"--client-ca-file=" + c.PKI.CACert(),

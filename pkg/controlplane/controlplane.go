@@ -137,7 +137,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
-	etcd, etcdURL, err := startEtcd(runCtx, filepath.Join(dir, etcdDir), filepath.Join(dir, logDir), ports)
+	etcd, etcdURL, err := startEtcd(runCtx, filepath.Join(dir, etcdDir), filepath.Join(dir, logDir), files, ports)
 	if err != nil {
 		listener.Close()
 		return nil, err

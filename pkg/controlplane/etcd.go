@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
 )
 
 // etcdQuotaBytes raises etcd's backend quota from the 2 GiB default: a
@@ -19,10 +22,21 @@ import (
 const etcdQuotaBytes = 8 << 30
 
 // startEtcd runs an embedded etcd member on loopback with its data under
-// dir. It prefers the ports of the previous run (recorded in ports) so the
-// member's stored peer URL stays true, and retries with fresh ports because a
-// free port can be taken between probing and binding.
-func startEtcd(ctx context.Context, dir, logDir string, ports *portState) (*embed.Etcd, string, error) {
+// dir. Its client and peer URLs serve TLS with files' etcd certificate and
+// accept only clients with a certificate from etcd's own CA (EnsureEtcd),
+// so a local user without read access to the data dir cannot reach it. It
+// prefers the ports of the previous run (recorded in ports) so the member's
+// stored peer URL keeps its port (a data dir from before TLS keeps an http
+// peer URL in its membership record, which a single-member cluster never
+// dials), and retries with fresh ports because a free port can be taken
+// between probing and binding.
+func startEtcd(ctx context.Context, dir, logDir string, files pki.Files, ports *portState) (*embed.Etcd, string, error) {
+	tlsInfo := transport.TLSInfo{
+		CertFile:       files.EtcdServerCert(),
+		KeyFile:        files.EtcdServerKey(),
+		TrustedCAFile:  files.EtcdCA().CACert(),
+		ClientCertAuth: true,
+	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		if attempt > 0 {
@@ -44,6 +58,8 @@ func startEtcd(ctx context.Context, dir, logDir string, ports *portState) (*embe
 		cfg.ListenPeerUrls = []url.URL{*peerURL}
 		cfg.AdvertisePeerUrls = []url.URL{*peerURL}
 		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+		cfg.ClientTLSInfo = tlsInfo
+		cfg.PeerTLSInfo = tlsInfo
 		cfg.QuotaBackendBytes = etcdQuotaBytes
 		cfg.Logger = "zap"
 		cfg.LogLevel = "warn"
@@ -71,7 +87,7 @@ func startEtcd(ctx context.Context, dir, logDir string, ports *portState) (*embe
 	return nil, "", fmt.Errorf("starting etcd in %s: %w", dir, lastErr)
 }
 
-// loopbackURL returns an http URL on 127.0.0.1 at *port when that port is
+// loopbackURL returns an https URL on 127.0.0.1 at *port when that port is
 // free, or at a new free port, which it stores in *port.
 func loopbackURL(port *int) (*url.URL, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
@@ -83,7 +99,7 @@ func loopbackURL(port *int) (*url.URL, error) {
 	}
 	*port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	return &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(*port))}, nil
+	return &url.URL{Scheme: "https", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(*port))}, nil
 }
 
 func ensureDir(path string) error {

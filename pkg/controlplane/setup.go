@@ -72,7 +72,10 @@ type credentials struct {
 }
 
 // ensurePKI creates (once) the CA, the API server's serving certificate, the
-// admin client certificate and the service-account key, reusing what exists.
+// admin client certificate, the service-account key, etcd's CA and
+// certificates and the key that encrypts Secrets at rest, reusing what
+// exists. A data dir from before etcd TLS and encryption gets the missing
+// files on its next start.
 func ensurePKI(files pki.Files, host string) (*credentials, error) {
 	now := time.Now()
 	ca, err := pki.LoadOrCreateCA(files, "atoll-ca", now)
@@ -98,6 +101,12 @@ func ensurePKI(files pki.Files, host string) (*credentials, error) {
 		return nil, err
 	}
 	if err := pki.EnsureServiceAccountKey(files); err != nil {
+		return nil, err
+	}
+	if err := pki.EnsureEtcd(files, now); err != nil {
+		return nil, err
+	}
+	if _, err := pki.EnsureEncryptionConfig(files); err != nil {
 		return nil, err
 	}
 	return &credentials{ca: ca, caPEM: ca.CertPEM, adminCert: cert, adminKey: key}, nil

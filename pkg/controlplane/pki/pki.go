@@ -1,6 +1,7 @@
 // Package pki creates and reuses the certificates and keys of an embedded
 // control plane: a cluster CA, the API server's serving certificate, client
-// certificates and the service-account signing key. Everything is generated
+// certificates, the service-account signing key, etcd's own CA and
+// certificates, and the key that encrypts Secrets at rest. Everything is generated
 // once into a directory and loaded from there on later starts, so kubeconfigs
 // and service-account tokens stay valid across restarts.
 package pki
@@ -43,6 +44,23 @@ func (f Files) ServingCert() string       { return filepath.Join(f.Dir, "apiserv
 func (f Files) ServingKey() string        { return filepath.Join(f.Dir, "apiserver.key") }
 func (f Files) ServiceAccountKey() string { return filepath.Join(f.Dir, "service-account.key") }
 func (f Files) ServiceAccountPub() string { return filepath.Join(f.Dir, "service-account.pub") }
+func (f Files) EncryptionConfig() string  { return filepath.Join(f.Dir, "encryption-config.yaml") }
+
+// EtcdCA is where etcd's own CA lives (DIR/etcd/ca.crt and ca.key, the
+// layout kubeadm uses). It is separate from the cluster CA so that a client
+// certificate issued for the API server (a user's, an admin's) never opens
+// etcd, where RBAC does not apply.
+func (f Files) EtcdCA() Files { return Files{Dir: filepath.Join(f.Dir, "etcd")} }
+
+// EtcdServerCert is etcd's serving certificate, used on its client and its
+// peer URL.
+func (f Files) EtcdServerCert() string { return filepath.Join(f.Dir, "etcd", "server.crt") }
+func (f Files) EtcdServerKey() string  { return filepath.Join(f.Dir, "etcd", "server.key") }
+
+// EtcdClientCert is the client certificate kube-apiserver presents to etcd.
+func (f Files) EtcdClientCert() string { return filepath.Join(f.Dir, "apiserver-etcd-client.crt") }
+func (f Files) EtcdClientKey() string  { return filepath.Join(f.Dir, "apiserver-etcd-client.key") }
+
 func (f Files) ClientCert(name string) string {
 	return filepath.Join(f.Dir, "client-"+name+".crt")
 }
@@ -105,6 +123,21 @@ type LeafSpec struct {
 	IPs          []net.IP
 	DNSNames     []string
 	Client       bool // client auth usage; otherwise server auth
+	// ServerAndClient gives a serving certificate client auth usage too,
+	// for servers that dial with it (etcd's gRPC gateway dials its own
+	// client URL with the serving certificate).
+	ServerAndClient bool
+}
+
+func (s LeafSpec) usages() []x509.ExtKeyUsage {
+	switch {
+	case s.Client:
+		return []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	case s.ServerAndClient:
+		return []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	default:
+		return []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	}
 }
 
 // EnsureLeaf loads the certificate at certPath/keyPath and keeps it when it
@@ -123,17 +156,13 @@ func EnsureLeaf(ca *CA, certPath, keyPath string, spec LeafSpec, now time.Time) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("generating key for %s: %w", spec.CommonName, err)
 	}
-	usage := x509.ExtKeyUsageServerAuth
-	if spec.Client {
-		usage = x509.ExtKeyUsageClientAuth
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber: newSerial(),
 		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(leafValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  spec.usages(),
 		IPAddresses:  spec.IPs,
 		DNSNames:     spec.DNSNames,
 	}
@@ -155,6 +184,11 @@ func leafStillGood(ca *CA, cert *x509.Certificate, spec LeafSpec, now time.Time)
 	}
 	if cert.Subject.CommonName != spec.CommonName || !slices.Equal(cert.Subject.Organization, spec.Organization) {
 		return false
+	}
+	for _, usage := range spec.usages() {
+		if !slices.Contains(cert.ExtKeyUsage, usage) {
+			return false
+		}
 	}
 	for _, ip := range spec.IPs {
 		if !slices.ContainsFunc(cert.IPAddresses, ip.Equal) {
@@ -277,6 +311,34 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// EtcdClientName is the common name of the client certificate
+// kube-apiserver presents to etcd (kubeadm's name for it).
+const EtcdClientName = "kube-apiserver-etcd-client"
+
+// EnsureEtcd creates (once) etcd's CA, its serving certificate for loopback
+// and the API server's etcd client certificate, reusing what exists. etcd
+// trusts only its own CA (see EtcdCA).
+func EnsureEtcd(f Files, now time.Time) error {
+	ca, err := LoadOrCreateCA(f.EtcdCA(), "atoll-etcd-ca", now)
+	if err != nil {
+		return err
+	}
+	server := LeafSpec{
+		CommonName:      "atoll-etcd",
+		IPs:             []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
+		DNSNames:        []string{"localhost"},
+		ServerAndClient: true,
+	}
+	if _, _, err := EnsureLeaf(ca, f.EtcdServerCert(), f.EtcdServerKey(), server, now); err != nil {
+		return err
+	}
+	client := LeafSpec{CommonName: EtcdClientName, Client: true}
+	if _, _, err := EnsureLeaf(ca, f.EtcdClientCert(), f.EtcdClientKey(), client, now); err != nil {
+		return err
 	}
 	return nil
 }

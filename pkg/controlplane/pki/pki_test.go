@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"net"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -43,6 +44,7 @@ func TestEnsureLeaf(t *testing.T) {
 		"new IP SAN reissues":             {second: LeafSpec{CommonName: "kube-apiserver", IPs: []net.IP{net.ParseIP("10.0.0.5")}}, secondAt: now, wantReissue: true},
 		"new DNS SAN reissues":            {second: LeafSpec{CommonName: "kube-apiserver", DNSNames: []string{"atoll.example"}}, secondAt: now, wantReissue: true},
 		"different organization reissues": {second: LeafSpec{CommonName: "kube-apiserver", Organization: []string{"x"}}, secondAt: now, wantReissue: true},
+		"client usage added reissues":     {second: LeafSpec{CommonName: "kube-apiserver", ServerAndClient: true}, secondAt: now, wantReissue: true},
 		"near expiry reissues":            {second: serving, secondAt: now.Add(leafValidity - renewBefore + time.Hour), wantReissue: true},
 	}
 	for name, tc := range cases {
@@ -95,5 +97,91 @@ func TestServiceAccountKeyIsStable(t *testing.T) {
 	second, _ := os.ReadFile(files.ServiceAccountKey())
 	if len(first) == 0 || !bytes.Equal(first, second) {
 		t.Error("service-account key regenerated; existing tokens would become invalid")
+	}
+}
+
+func TestEnsureEtcd(t *testing.T) {
+	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	files := Files{Dir: filepath.Join(t.TempDir(), "pki")}
+	clusterCA, err := LoadOrCreateCA(files, "atoll-ca", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureEtcd(files, now); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{files.EtcdCA().CACert(), files.EtcdCA().CAKey(), files.EtcdServerCert(), files.EtcdServerKey(),
+		files.EtcdClientCert(), files.EtcdClientKey()}
+	first := map[string][]byte{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[p] = data
+	}
+	if err := EnsureEtcd(files, now.Add(24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		if again, _ := os.ReadFile(p); !bytes.Equal(first[p], again) {
+			t.Errorf("%s regenerated on the second call", p)
+		}
+	}
+	for _, p := range []string{files.EtcdCA().CAKey(), files.EtcdServerKey(), files.EtcdClientKey()} {
+		if info, err := os.Stat(p); err != nil || info.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v (%v), want 0600", p, info.Mode().Perm(), err)
+		}
+	}
+	for _, d := range []string{files.Dir, files.EtcdCA().Dir} {
+		if info, err := os.Stat(d); err != nil || info.Mode().Perm() != 0o700 {
+			t.Errorf("%s mode %v (%v), want 0700", d, info.Mode().Perm(), err)
+		}
+	}
+
+	etcdCA, err := parseCert(first[files.EtcdCA().CACert()])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(etcdCA.Raw, clusterCA.Cert.Raw) {
+		t.Fatal("etcd uses the cluster CA")
+	}
+	etcdRoots, clusterRoots := x509.NewCertPool(), x509.NewCertPool()
+	etcdRoots.AddCert(etcdCA)
+	clusterRoots.AddCert(clusterCA.Cert)
+	server, err := parseCert(first[files.EtcdServerCert()])
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := parseCert(first[files.EtcdClientCert()])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		cert    *x509.Certificate
+		roots   *x509.CertPool
+		dns     string
+		usage   x509.ExtKeyUsage
+		wantErr bool
+	}{
+		"server serves 127.0.0.1":           {cert: server, roots: etcdRoots, dns: "127.0.0.1", usage: x509.ExtKeyUsageServerAuth},
+		"server serves localhost":           {cert: server, roots: etcdRoots, dns: "localhost", usage: x509.ExtKeyUsageServerAuth},
+		"server dials with its certificate": {cert: server, roots: etcdRoots, usage: x509.ExtKeyUsageClientAuth},
+		"server does not serve other names": {cert: server, roots: etcdRoots, dns: "example.com", usage: x509.ExtKeyUsageServerAuth, wantErr: true},
+		"apiserver client authenticates":    {cert: client, roots: etcdRoots, usage: x509.ExtKeyUsageClientAuth},
+		"apiserver client cannot serve":     {cert: client, roots: etcdRoots, usage: x509.ExtKeyUsageServerAuth, wantErr: true},
+		"cluster CA does not vouch for it":  {cert: client, roots: clusterRoots, usage: x509.ExtKeyUsageClientAuth, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := tc.cert.Verify(x509.VerifyOptions{Roots: tc.roots, DNSName: tc.dns, CurrentTime: now,
+				KeyUsages: []x509.ExtKeyUsage{tc.usage}})
+			if gotErr := err != nil; gotErr != tc.wantErr {
+				t.Errorf("verify error = %v, want error %v", err, tc.wantErr)
+			}
+		})
+	}
+	if client.Subject.CommonName != EtcdClientName {
+		t.Errorf("client CN %q, want %q", client.Subject.CommonName, EtcdClientName)
 	}
 }
