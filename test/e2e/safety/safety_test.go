@@ -330,6 +330,17 @@ spec:
 			}
 		})
 	}
+	fieldOverrider := fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: rename, namespace: %s}
+spec:
+  overrideRules:
+  - overriders:
+      fieldOverrider: [{fieldPath: /metadata/name, yaml: [{subPath: /x, operator: add, value: "y"}]}]
+`, ns)
+	if out, err := world.Kubectl(t, fieldOverrider, "apply", "-f", "-"); err == nil || !strings.Contains(out, "fieldOverrider[0].fieldPath") || !strings.Contains(out, "identity") {
+		t.Errorf("fieldOverrider on /metadata/name: err=%v\n%s", err, out)
+	}
 	if out := world.MustKubectl(t, "", "get", "overridepolicies", "-n", ns, "-o", "name"); strings.TrimSpace(out) != "" {
 		t.Errorf("refused OverridePolicies exist: %s", out)
 	}
