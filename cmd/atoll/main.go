@@ -39,6 +39,7 @@ func main() {
 		Up:                up.Run,
 		ControllerManager: controllermanager.Run,
 		CRDs:              crds.Run,
+		RBAC:              crds.RBAC,
 		Sim:               cmds.SimActions{Cluster: simcluster.Cluster, Load: sim.Load, Fault: sim.Fault},
 		Join:              join.Join,
 		Unjoin:            join.Unjoin,

@@ -43,6 +43,10 @@ type Options struct {
 	// runs with the data dir locked and the CA in place, so it can issue
 	// more certificates (the member simulator's aggregation layer does).
 	ExtraAPIServerArgs func(ca *pki.CA, files pki.Files) ([]string, error)
+	// ClientUser, when set, gets a client certificate (no groups) and
+	// ControlPlane.ClientConfig authenticates as it: the identity the
+	// embedded controller-manager runs with, whose rights RBAC decides.
+	ClientUser string
 }
 
 // ControlPlane is a running embedded control plane.
@@ -53,6 +57,8 @@ type ControlPlane struct {
 	Config *rest.Config
 	// Kubeconfig is the content of KubeconfigPath.
 	Kubeconfig kubeconfig.Spec
+	// ClientConfig authenticates as Options.ClientUser (nil without one).
+	ClientConfig *rest.Config
 
 	lock      *datadir.Lock
 	etcd      *embed.Etcd
@@ -173,6 +179,18 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, fmt.Errorf("building admin client config: %w", err)
 	}
 	cp.Config.QPS, cp.Config.Burst = 100, 200
+	if opts.ClientUser != "" {
+		user := pki.LeafSpec{CommonName: opts.ClientUser, Client: true}
+		cert, key, err := pki.EnsureLeaf(creds.ca, files.ClientCert(opts.ClientUser), files.ClientKey(opts.ClientUser), user, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		userSpec := spec
+		userSpec.User, userSpec.ClientCert, userSpec.ClientKey = opts.ClientUser, cert, key
+		if cp.ClientConfig, err = kubeconfig.RESTConfig(userSpec); err != nil {
+			return nil, fmt.Errorf("building the client config of %s: %w", opts.ClientUser, err)
+		}
+	}
 
 	readyCtx, readyCancel := context.WithTimeout(ctx, opts.ReadyTimeout)
 	defer readyCancel()

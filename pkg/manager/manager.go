@@ -194,8 +194,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		// Only cluster credentials are read from Secrets: caching every
 		// Secret of the control plane would cost memory for nothing. Push
 		// clusters keep their credentials in karmada-cluster, as in Karmada.
+		// The executor's pending withdrawals are ConfigMaps of the system
+		// namespace; no other ConfigMap is read through this cache.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Namespaces: map[string]cache.Config{names.ClusterSecretNamespace: {}}},
+			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{names.ClusterSecretNamespace: {}}},
+			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{names.SystemNamespace: {}}},
 		}},
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,

@@ -227,31 +227,77 @@ func TestControllerManagerAgainstExistingAPIServer(t *testing.T) {
 	}
 }
 
-// TestCRDsCommandMatchesServedCRDs checks `atoll crds` prints the CRDs that
-// `atoll up` installed, so `atoll crds | kubectl apply -f -` sets up an
-// existing cluster the same way.
+// TestCRDsCommandMatchesServedCRDs checks `atoll crds` prints the CRDs and
+// admission policies, and `atoll rbac` the RBAC objects, that `atoll up`
+// installed, so piping them into `kubectl apply -f -` sets up an existing
+// cluster the same way.
 func TestCRDsCommandMatchesServedCRDs(t *testing.T) {
-	out, err := exec.Command(framework.Binary(t), "crds").Output()
-	if err != nil {
-		t.Fatalf("atoll crds: %v", err)
-	}
-	objs, err := framework.DecodeYAML(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(objs) < 7 {
-		t.Fatalf("atoll crds printed %d objects, want at least 7", len(objs))
+	paths := map[string]string{
+		"CustomResourceDefinition":         "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/",
+		"ValidatingAdmissionPolicy":        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/",
+		"ValidatingAdmissionPolicyBinding": "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/",
+		"Namespace":                        "/api/v1/namespaces/",
+		"ClusterRole":                      "/apis/rbac.authorization.k8s.io/v1/clusterroles/",
+		"ClusterRoleBinding":               "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/",
+		"Role":                             "/apis/rbac.authorization.k8s.io/v1/namespaces/atoll-system/roles/",
+		"RoleBinding":                      "/apis/rbac.authorization.k8s.io/v1/namespaces/atoll-system/rolebindings/",
 	}
 	ctx := framework.Context(t, time.Minute)
 	cs := kubernetes.NewForConfigOrDie(shared.RESTConfig(t))
-	for _, o := range objs {
-		if o.GetKind() != "CustomResourceDefinition" {
-			t.Errorf("unexpected kind %s", o.GetKind())
-			continue
+	for _, verb := range []string{"crds", "rbac"} {
+		out, err := exec.Command(framework.Binary(t), verb).Output()
+		if err != nil {
+			t.Fatalf("atoll %s: %v", verb, err)
 		}
-		path := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + o.GetName()
-		if err := cs.Discovery().RESTClient().Get().AbsPath(path).Do(ctx).Error(); err != nil {
-			t.Errorf("CRD %s printed but not installed: %v", o.GetName(), err)
+		objs, err := framework.DecodeYAML(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if verb == "crds" && len(objs) < 9 {
+			t.Fatalf("atoll crds printed %d objects, want at least 7 CRDs and 2 admission objects", len(objs))
+		}
+		for _, o := range objs {
+			prefix, ok := paths[o.GetKind()]
+			if !ok {
+				t.Errorf("atoll %s: unexpected kind %s", verb, o.GetKind())
+				continue
+			}
+			if err := cs.Discovery().RESTClient().Get().AbsPath(prefix + o.GetName()).Do(ctx).Error(); err != nil {
+				t.Errorf("atoll %s: %s %s printed but not installed: %v", verb, o.GetKind(), o.GetName(), err)
+			}
+		}
+	}
+}
+
+// TestControllerManagerHasLeastPrivilege: the embedded controller-manager's
+// identity may do what its controllers need and nothing else.
+func TestControllerManagerHasLeastPrivilege(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatalf("kubectl is needed: %v", err)
+	}
+	cases := map[string]bool{
+		"patch deployments.apps":                               true,
+		"watch secrets":                                        true,
+		"create resourcebindings.work.karmada.io":              true,
+		"delete resourcebindings.work.karmada.io":              true,
+		"update clusters.cluster.karmada.io":                   true,
+		"create events":                                        true,
+		"delete deployments.apps":                              false,
+		"create secrets":                                       false,
+		"update secrets":                                       false,
+		"create clusterrolebindings.rbac.authorization.k8s.io": false,
+		"create pods --subresource=exec":                       false,
+		"create serviceaccounts --subresource=token":           false,
+		"impersonate users":                                    false,
+		"delete namespaces":                                    false,
+	}
+	for action, want := range cases {
+		args := append([]string{"--kubeconfig", shared.Kubeconfig, "auth", "can-i", "--as", "atoll-controller-manager", "-A"}, strings.Fields(action)...)
+		out, _ := exec.Command(kubectl, args...).CombinedOutput()
+		got := strings.TrimSpace(string(out)) == "yes"
+		if got != want {
+			t.Errorf("atoll-controller-manager can %s: %v, want %v (%s)", action, got, want, strings.TrimSpace(string(out)))
 		}
 	}
 }

@@ -17,6 +17,7 @@ type Actions struct {
 	Up                func(ctx context.Context, cfg *Up) error
 	ControllerManager func(ctx context.Context, cfg *ControllerManager) error
 	CRDs              func(w io.Writer) error
+	RBAC              func(cfg *RBAC) error
 	Sim               SimActions
 	Join              func(ctx context.Context, cfg *Join) error
 	Unjoin            func(ctx context.Context, cfg *Unjoin) error
@@ -35,6 +36,7 @@ func NewRootCommand(a Actions) *cobra.Command {
 		NewUpCommand(a.Up),
 		NewControllerManagerCommand(a.ControllerManager),
 		NewCRDsCommand(a.CRDs),
+		NewRBACCommand(a.RBAC),
 		NewSimCommand(a.Sim),
 		NewJoinCommand(a.Join),
 		NewUnjoinCommand(a.Unjoin),

@@ -29,6 +29,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controlplane"
 	"github.com/atoll-dev/atoll/pkg/controlplane/datadir"
 	"github.com/atoll-dev/atoll/pkg/manager"
+	"github.com/atoll-dev/atoll/pkg/rbac"
 	"github.com/atoll-dev/atoll/pkg/sim/simdir"
 	"github.com/atoll-dev/atoll/pkg/sim/supervisor"
 )
@@ -212,7 +213,8 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 	if err != nil {
 		return err
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: cfg.DataDir, Listen: cfg.Listen, CRDs: docs, Lock: lock})
+	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: cfg.DataDir, Listen: cfg.Listen, CRDs: docs, Lock: lock,
+		ClientUser: rbac.ControllerManagerUser})
 	if err != nil {
 		_ = lock.Release()
 		return err
@@ -221,10 +223,15 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 	if err := admission.Apply(ctx, cp.Config); err != nil {
 		return err
 	}
+	// The controller-manager runs with the least privilege that works, not
+	// as the admin.
+	if err := rbac.Apply(ctx, cp.Config, rbac.UserSubject(rbac.ControllerManagerUser)); err != nil {
+		return err
+	}
 
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
-	mgr, err := manager.New(mgrCtx, cp.Config, controllermanager.ManagerOptions(cfg.Manager))
+	mgr, err := manager.New(mgrCtx, cp.ClientConfig, controllermanager.ManagerOptions(cfg.Manager))
 	if err != nil {
 		return err
 	}

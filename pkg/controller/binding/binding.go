@@ -76,6 +76,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			templates: newTemplateCache(),
 			members:   newMemberState(),
 		}
+		r.sweeper = newSweeper(r, opts.SweepPeriod, 30*time.Second)
 		// Override policy changes re-render the bindings they may affect.
 		err := builder.ControllerManagedBy(mgr).
 			Named("binding-"+kind.name()).
@@ -97,7 +98,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 		if err != nil {
 			return fmt.Errorf("setting up the %s executor: %w", kind.name(), err)
 		}
-		if err := mgr.Add(&sweeper{r: r, period: opts.SweepPeriod, delay: 30 * time.Second}); err != nil {
+		if err := mgr.Add(r.sweeper); err != nil {
 			return fmt.Errorf("setting up the %s sweep: %w", kind.name(), err)
 		}
 	}
@@ -130,6 +131,7 @@ type reconciler struct {
 	queue     atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 	templates *templateCache
 	members   *memberState
+	sweeper   *sweeper
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {

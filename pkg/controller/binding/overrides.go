@@ -143,6 +143,7 @@ func (r *reconciler) clusterHandler() handler.EventHandler {
 			}
 			if !isReady(old) && isReady(cur) {
 				r.enqueueReached(ctx, q, cur.Name)
+				r.sweeper.clusterReady(cur.Name)
 			}
 		},
 	}

@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
@@ -28,17 +27,47 @@ type sweeper struct {
 	// delay before the first sweep, so that the start-up reconciles (which
 	// start most of these watches anyway) go first.
 	delay time.Duration
+	// ready receives clusters that just turned Ready: their pending
+	// withdrawals run at once rather than at the next sweep (a full buffer
+	// only delays them to that sweep).
+	ready chan string
+}
+
+func newSweeper(r *reconciler, period, delay time.Duration) *sweeper {
+	return &sweeper{r: r, period: period, delay: delay, ready: make(chan string, 64)}
+}
+
+// clusterReady asks for cluster's pending withdrawals to run now.
+func (s *sweeper) clusterReady(cluster string) {
+	select {
+	case s.ready <- cluster:
+	default:
+	}
 }
 
 // Start implements manager.Runnable.
 func (s *sweeper) Start(ctx context.Context) error {
-	select {
-	case <-time.After(s.delay):
-	case <-ctx.Done():
-		return nil
+	first := time.After(s.delay)
+	tick := time.NewTicker(s.period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case cluster := <-s.ready:
+			s.exhume(ctx, cluster)
+		case <-first:
+			s.sweep(ctx)
+		case <-tick.C:
+			s.sweep(ctx)
+		}
 	}
-	wait.UntilWithContext(ctx, s.sweep, s.period)
-	return nil
+}
+
+func (s *sweeper) exhume(ctx context.Context, cluster string) {
+	if err := s.r.exhume(ctx, cluster); err != nil {
+		klog.FromContext(ctx).Error(err, "Pending withdrawals not done yet", "cluster", cluster)
+	}
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable: only the
@@ -71,6 +100,7 @@ func (s *sweeper) sweep(ctx context.Context) {
 			continue // swept once it is Ready again
 		}
 		wg.Go(func() {
+			s.exhume(ctx, c.Name)
 			member, err := s.r.cc.Member(ctx, c.Name)
 			if err != nil {
 				log.V(1).Info("Member not swept", "cluster", c.Name, "err", err)

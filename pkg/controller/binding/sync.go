@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
@@ -70,6 +71,13 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	results := make([]clusterResult, len(spec.Clusters))
 	var wg sync.WaitGroup
 	for i, t := range spec.Clusters {
+		if why := r.notReady(ctx, t.Name); why != "" {
+			// One dead member must not hold every binding placed on it for a
+			// request timeout: it is not called until it is Ready again (the
+			// Ready transition re-runs this binding).
+			results[i] = clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: t.Name, Health: workv1alpha2.ResourceUnknown, AppliedMessage: why}}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -107,6 +115,10 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		if suspended || suspendedOn(spec, cluster) {
 			// Suspended dispatching stops deletions as well as applies.
 			kept[cluster] = "dispatching is suspended; withdrawal waits"
+			continue
+		}
+		if why := r.notReady(ctx, cluster); why != "" {
+			kept[cluster] = "withdrawal pending: " + why
 			continue
 		}
 		if keepsData(b, gk) {
@@ -567,6 +579,34 @@ func (r *reconciler) ownedBy(b client.Object, obj metav1.Object) bool {
 	return rec.Cluster == isCluster && rec.Namespace == b.GetNamespace() && rec.Name == b.GetName() && rec.PermanentID == id
 }
 
+// notReady says why cluster is not to be called now ("" when it may be):
+// its Ready condition is False or Unknown. A Cluster without a Ready
+// condition yet (just joined) is tried.
+func (r *reconciler) notReady(ctx context.Context, cluster string) string {
+	c := &clusterv1alpha1.Cluster{}
+	if err := r.client.Get(ctx, types.NamespacedName{Name: cluster}, c); err != nil {
+		return "" // the member call reports it
+	}
+	cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	if cond == nil || cond.Status == metav1.ConditionTrue {
+		return ""
+	}
+	return fmt.Sprintf("cluster %s is not Ready (%s); waiting for it", cluster, cond.Reason)
+}
+
+// tombstoneFor is the pending withdrawal of b's object from a member.
+func (r *reconciler) tombstoneFor(b client.Object, spec *workv1alpha2.ResourceBindingSpec, handBack bool) tombstone {
+	labels, _ := ownerMetadata(r.kind, b)
+	rec := ownership.Record{Cluster: r.kindIsCluster(), Namespace: b.GetNamespace(), Name: b.GetName(),
+		PermanentID: labels[names.ResourceBindingPermanentIDLabel]}
+	if rec.Cluster {
+		rec.PermanentID = labels[names.ClusterResourceBindingPermanentIDLabel]
+	}
+	preserve := spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion
+	return tombstone{APIVersion: spec.Resource.APIVersion, Kind: spec.Resource.Kind, Namespace: spec.Resource.Namespace,
+		Name: spec.Resource.Name, Owner: rec, HandBack: handBack || preserve}
+}
+
 // keepsData reports whether b is a dependency of a kind that holds data
 // (interpreter.HoldsData), whose member copies atoll never removes as a side
 // effect of the workloads that mount it moving or going.
@@ -624,6 +664,15 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 	template.SetNamespace(spec.Resource.Namespace)
 	template.SetName(spec.Resource.Name)
 	for c := range clusters {
+		if why := r.notReady(ctx, c); why != "" {
+			// A dead member does not hold the binding (and so the
+			// template's re-creation) up: the withdrawal is recorded and
+			// done when the member is back.
+			if err := r.bury(ctx, c, r.tombstoneFor(b, spec, handBack)); err != nil {
+				return reconcile.Result{}, err
+			}
+			continue
+		}
 		if err := r.withdrawOrHandBack(ctx, b, spec, c, template, handBack); err != nil {
 			return reconcile.Result{}, err
 		}

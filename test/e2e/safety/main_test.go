@@ -16,5 +16,9 @@ import (
 var world *framework.ControlPlane
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunWithControlPlane(m, &world, framework.Options{Members: 2}))
+	os.Exit(framework.RunWithControlPlane(m, &world, framework.Options{
+		Members: 2,
+		// Fast health checking, so a stopped member is seen within seconds.
+		Args: []string{"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s"},
+	}))
 }

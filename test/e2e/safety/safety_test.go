@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/test/framework"
@@ -620,4 +621,62 @@ func TestBindingsStayInTheirRoom(t *testing.T) {
 		t.Errorf("executor acted on an out-of-room binding: finalizers %v, status %v", rb.Finalizers, rb.Status.AggregatedStatus)
 	}
 	world.MustKubectl(t, badBindings(), "delete", "-f", "-", "--ignore-not-found", "--wait=false")
+}
+
+// clusterReady reports the Ready condition status of a Cluster.
+func clusterReady(ctx context.Context, t *testing.T, name string) metav1.ConditionStatus {
+	t.Helper()
+	cl := &clusterv1alpha1.Cluster{}
+	if err := world.Client(t).Get(ctx, types.NamespacedName{Name: name}, cl); err != nil {
+		return ""
+	}
+	if c := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady); c != nil {
+		return c.Status
+	}
+	return ""
+}
+
+// TestDeadMemberHoldsNothingUp: with member2 stopped, a template placed on
+// both members is deleted and created again at once (the dead member does
+// not hold the old binding's deletion up), member1 gets the new version,
+// and when member2 is back its old copy (recorded as a pending withdrawal)
+// is removed and the new one applied.
+func TestDeadMemberHoldsNothingUp(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	ns := "dead-member"
+	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "cfg", "", "v1")+"---\n"+
+		ppYAML(ns, "cfg", "", "name: cfg", tolerateFailures, "member1", "member2"))
+	waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v1")
+	old := waitConfigMap(ctx, t, "member2", ns, "cfg", "value", "v1")
+
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "stop")
+	started := false
+	t.Cleanup(func() {
+		if !started {
+			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "start", "--wait", "2m")
+		}
+	})
+	framework.Eventually(t, 60*time.Second, "member2 not Ready", func() (bool, string) {
+		s := clusterReady(ctx, t, "member2")
+		return s != "" && s != metav1.ConditionTrue, fmt.Sprintf("Ready=%q", s)
+	})
+
+	world.MustKubectl(t, "", "delete", "configmap", "-n", ns, "cfg")
+	framework.Eventually(t, 20*time.Second, "the old binding gone although member2 is down", func() (bool, string) {
+		_, err := binding(ctx, t, ns, "cfg-configmap")
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+	waitGone(ctx, t, "member1", ns, "cfg")
+	apply(t, configMapYAML(ns, "cfg", "", "v2"))
+	waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v2")
+
+	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "start", "--wait", "2m")
+	started = true
+	framework.Eventually(t, 90*time.Second, "member2's old copy replaced by the new version", func() (bool, string) {
+		cm := memberConfigMap(ctx, t, "member2", ns, "cfg")
+		if cm == nil {
+			return false, "absent"
+		}
+		return cm.UID != old.UID && cm.Data["value"] == "v2", fmt.Sprintf("uid %s (old %s) data %v", cm.UID, old.UID, cm.Data)
+	})
 }
