@@ -83,16 +83,7 @@ func runFailoverScenario(b *testing.B) {
 			},
 		},
 	}
-	if err := c.Create(ctx, pp); err != nil {
-		b.Fatal(err)
-	}
-	framework.Eventually(b, time.Minute, "policy seen by the detector", func() (bool, string) {
-		var got policyv1alpha1.PropagationPolicy
-		if err := c.Get(ctx, client.ObjectKeyFromObject(pp), &got); err != nil {
-			return false, err.Error()
-		}
-		return got.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "", fmt.Sprint(got.Labels)
-	})
+	createPolicy(ctx, b, c, pp)
 
 	createTemplates(ctx, b, cp.RESTConfig(b), foNamespace, foTemplates, foReplicas)
 	framework.Eventually(b, 15*time.Minute, "every template 3/3 Ready on three members", func() (bool, string) {

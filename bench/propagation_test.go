@@ -206,16 +206,7 @@ func runPropagationScenario(b *testing.B) propResult {
 			},
 		},
 	}
-	if err := c.Create(ctx, pp); err != nil {
-		b.Fatal(err)
-	}
-	framework.Eventually(b, time.Minute, "policy seen by the detector", func() (bool, string) {
-		var got policyv1alpha1.PropagationPolicy
-		if err := c.Get(ctx, client.ObjectKeyFromObject(pp), &got); err != nil {
-			return false, err.Error()
-		}
-		return got.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "", fmt.Sprint(got.Labels)
-	})
+	createPolicy(ctx, b, c, pp)
 
 	// Informers on the members timestamp each member Deployment's first
 	// appearance.
@@ -362,27 +353,34 @@ func waitClustersReady(ctx context.Context, b *testing.B, c client.Client, n int
 // createTemplates creates n Deployments (templateName(0…n-1)) in ns from
 // propClients parallel clients and returns when each create returned.
 func createTemplates(ctx context.Context, b *testing.B, cfg *rest.Config, ns string, n int, replicas int32) []time.Time {
+	return createInParallel(ctx, b, cfg, n, func(cs kubernetes.Interface, i int) error {
+		_, err := cs.AppsV1().Deployments(ns).Create(ctx, benchDeployment(ns, templateName(i), replicas), metav1.CreateOptions{})
+		return err
+	})
+}
+
+// createInParallel calls create for 0…n-1 from propClients clients and
+// returns when each call returned.
+func createInParallel(ctx context.Context, b *testing.B, cfg *rest.Config, n int, create func(cs kubernetes.Interface, i int) error) []time.Time {
 	createdAt := make([]time.Time, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, propClients)
-	for w := 0; w < propClients; w++ {
+	for range propClients {
 		cs := clientWithLimits(b, cfg)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= n {
+				if i >= n || ctx.Err() != nil {
 					return
 				}
-				if _, err := cs.AppsV1().Deployments(ns).Create(ctx, benchDeployment(ns, templateName(i), replicas), metav1.CreateOptions{}); err != nil {
+				if err := create(cs, i); err != nil {
 					errs <- fmt.Errorf("creating template %d: %w", i, err)
 					return
 				}
 				createdAt[i] = time.Now()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -390,6 +388,21 @@ func createTemplates(ctx context.Context, b *testing.B, cfg *rest.Config, ns str
 		b.Fatal(err)
 	}
 	return createdAt
+}
+
+// createPolicy creates pp and waits until the detector has given it its
+// permanent id (it cannot claim before).
+func createPolicy(ctx context.Context, b *testing.B, c client.Client, pp *policyv1alpha1.PropagationPolicy) {
+	if err := c.Create(ctx, pp); err != nil {
+		b.Fatal(err)
+	}
+	framework.Eventually(b, time.Minute, "policy seen by the detector", func() (bool, string) {
+		var got policyv1alpha1.PropagationPolicy
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pp), &got); err != nil {
+			return false, err.Error()
+		}
+		return got.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "", fmt.Sprint(got.Labels)
+	})
 }
 
 func templateName(i int) string { return fmt.Sprintf("app-%04d", i) }
