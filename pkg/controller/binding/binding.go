@@ -66,15 +66,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 	}
 	for _, kind := range []bindingKind{namespacedKind{}, clusterKind{}} {
 		r := &reconciler{
-			kind:      kind,
-			client:    mgr.GetClient(),
-			mapper:    mgr.GetRESTMapper(),
-			dynamic:   dyn,
-			cc:        cc,
-			opts:      opts,
-			recorder:  mgr.GetEventRecorderFor("atoll-executor"),
-			templates: newTemplateCache(),
-			members:   newMemberState(),
+			kind:         kind,
+			client:       mgr.GetClient(),
+			mapper:       mgr.GetRESTMapper(),
+			dynamic:      dyn,
+			cc:           cc,
+			opts:         opts,
+			recorder:     mgr.GetEventRecorderFor("atoll-executor"),
+			templates:    newTemplateCache(),
+			members:      newMemberState(),
+			unresponsive: newUnresponsive(),
 		}
 		r.sweeper = newSweeper(r, opts.SweepPeriod, 30*time.Second)
 		// Override policy changes re-render the bindings they may affect.
@@ -132,6 +133,8 @@ type reconciler struct {
 	templates *templateCache
 	members   *memberState
 	sweeper   *sweeper
+	// unresponsive members are skipped for a while (see unresponsive).
+	unresponsive *unresponsive
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {

@@ -142,6 +142,7 @@ func (r *reconciler) clusterHandler() handler.EventHandler {
 				r.enqueueForCluster(ctx, q, cur.Name)
 			}
 			if !isReady(old) && isReady(cur) {
+				r.unresponsive.clear(cur.Name)
 				r.enqueueReached(ctx, q, cur.Name)
 				r.sweeper.clusterReady(cur.Name)
 			}

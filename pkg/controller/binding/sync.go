@@ -70,8 +70,19 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 
 	results := make([]clusterResult, len(spec.Clusters))
 	var wg sync.WaitGroup
+	var retry time.Duration // soonest retry of a member skipped as unresponsive
+	unavailable := func(cluster string) string {
+		if why := r.notReady(ctx, cluster); why != "" {
+			return why
+		}
+		why, left := r.unresponsive.skip(cluster)
+		if why != "" && (retry == 0 || left < retry) {
+			retry = left
+		}
+		return why
+	}
 	for i, t := range spec.Clusters {
-		if why := r.notReady(ctx, t.Name); why != "" {
+		if why := unavailable(t.Name); why != "" {
 			// One dead member must not hold every binding placed on it for a
 			// request timeout: it is not called until it is Ready again (the
 			// Ready transition re-runs this binding).
@@ -117,7 +128,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 			kept[cluster] = "dispatching is suspended; withdrawal waits"
 			continue
 		}
-		if why := r.notReady(ctx, cluster); why != "" {
+		if why := unavailable(cluster); why != "" {
 			kept[cluster] = "withdrawal pending: " + why
 			continue
 		}
@@ -128,6 +139,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 			continue
 		}
 		if err := r.withdraw(ctx, b, spec, cluster, template); err != nil {
+			r.unresponsive.observe(cluster, err)
 			errs = append(errs, err)
 			kept[cluster] = "withdrawal pending" // keep tracking it until gone
 			continue
@@ -190,13 +202,13 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
 	meta.RemoveStatusCondition(&newStatus.Conditions, workv1alpha2.Released)
 
-	result := reconcile.Result{}
+	result := reconcile.Result{RequeueAfter: retry}
 	if !equality.Semantic.DeepEqual(status, newStatus) {
 		wait, err := r.writeStatus(ctx, b, newStatus)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		if wait > 0 {
+		if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
 			result.RequeueAfter = wait
 		}
 	}
@@ -238,6 +250,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	template *unstructured.Unstructured, replicas *int64, suspended bool, overrides *overridePolicies) clusterResult {
 	res := clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}}
 	fail := func(err error) clusterResult {
+		r.unresponsive.observe(cluster, err)
 		res.item.Applied, res.item.AppliedMessage, res.err = false, truncate(err.Error(), maxItemMessage), err
 		return res
 	}
@@ -256,7 +269,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		return fail(err)
 	}
 	if !waitSynced(ctx, member, mapping.Resource) {
-		return fail(fmt.Errorf("cluster %s: cache of %s not synced yet", cluster, mapping.Resource.Resource))
+		return fail(fmt.Errorf("cluster %s: %s: %w", cluster, mapping.Resource.Resource, errNotSynced))
 	}
 	// Overrides apply to the rendered manifest, before atoll's own metadata
 	// (so no override can detach the object from its binding) and before
@@ -346,6 +359,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if err != nil {
 		return fail(fmt.Errorf("applying %s %s to cluster %s: %w", gvk.Kind, klog.KObj(desired), cluster, err))
 	}
+	r.unresponsive.clear(cluster)
 	if tookOver != "" && live == nil {
 		r.recorder.Eventf(b, corev1.EventTypeNormal, "TookOver", "%s", tookOver)
 	}
