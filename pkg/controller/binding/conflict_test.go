@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,5 +59,20 @@ func TestSelectableChanged(t *testing.T) {
 				t.Errorf("selectableChanged = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestRawStatusIsBounded(t *testing.T) {
+	small := map[string]any{"replicas": int64(3)}
+	if got := string(rawStatus(small).Raw); got != `{"replicas":3}` {
+		t.Errorf("small status = %s", got)
+	}
+	big := map[string]any{"entries": strings.Repeat("x", maxReflectedStatus)}
+	got := rawStatus(big).Raw
+	if len(got) > 200 || !strings.Contains(string(got), "atoll.dev/omitted") || !strings.Contains(string(got), "16384-byte limit") {
+		t.Errorf("big status reflected as %d bytes: %.200s", len(got), got)
+	}
+	if n := len(truncate(strings.Repeat("e", 5000), maxItemMessage)); n != maxItemMessage {
+		t.Errorf("truncated message has %d bytes, want %d", n, maxItemMessage)
 	}
 }

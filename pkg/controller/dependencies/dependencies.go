@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -103,7 +104,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("dependencies").
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(r.mapBinding),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, reachedChanged()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers})
 	for _, kind := range dependencyKinds {
 		obj := metadataOf(kind)
@@ -480,18 +481,26 @@ func (r *reconciler) complete(ctx context.Context, spec *workv1alpha2.ResourceBi
 // snapshotOf is b as a requirer: its name and the names of its clusters
 // (replicas are left out so rescaling a workload does not rewrite its
 // dependencies' bindings). Clusters where a graceful eviction task keeps
-// b's old copy count too: that copy still needs its ConfigMaps and
-// Secrets until it is purged.
+// b's old copy count too, and so do clusters its status still lists (the
+// copy there is not withdrawn yet): a workload's ConfigMaps and Secrets
+// leave a cluster only after the workload itself is gone from it.
 func snapshotOf(b *workv1alpha2.ResourceBinding) workv1alpha2.BindingSnapshot {
 	s := workv1alpha2.BindingSnapshot{Namespace: b.Namespace, Name: b.Name}
+	add := func(name string) {
+		if !slices.ContainsFunc(s.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == name }) {
+			s.Clusters = append(s.Clusters, workv1alpha2.TargetCluster{Name: name})
+		}
+	}
 	for _, c := range b.Spec.Clusters {
-		s.Clusters = append(s.Clusters, workv1alpha2.TargetCluster{Name: c.Name})
+		add(c.Name)
 	}
 	for i := range b.Spec.GracefulEvictionTasks {
-		t := &b.Spec.GracefulEvictionTasks[i]
-		if eviction.Holds(t) && !slices.ContainsFunc(s.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == t.FromCluster }) {
-			s.Clusters = append(s.Clusters, workv1alpha2.TargetCluster{Name: t.FromCluster})
+		if t := &b.Spec.GracefulEvictionTasks[i]; eviction.Holds(t) {
+			add(t.FromCluster)
 		}
+	}
+	for _, item := range b.Status.AggregatedStatus {
+		add(item.ClusterName)
 	}
 	sort.Slice(s.Clusters, func(i, j int) bool { return s.Clusters[i].Name < s.Clusters[j].Name })
 	return s
@@ -532,4 +541,30 @@ func clustersOf(list []workv1alpha2.BindingSnapshot) []workv1alpha2.TargetCluste
 		return nil
 	}
 	return out
+}
+
+// reachedChanged passes binding updates that change the set of clusters the
+// status lists: a workload's withdrawal from a cluster completing lets its
+// dependencies leave that cluster.
+func reachedChanged() predicate.Funcs {
+	names := func(o client.Object) []string {
+		b, ok := o.(*workv1alpha2.ResourceBinding)
+		if !ok {
+			return nil
+		}
+		out := make([]string, 0, len(b.Status.AggregatedStatus))
+		for _, item := range b.Status.AggregatedStatus {
+			out = append(out, item.ClusterName)
+		}
+		sort.Strings(out)
+		return out
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !slices.Equal(names(e.ObjectOld), names(e.ObjectNew))
+		},
+	}
 }

@@ -680,3 +680,79 @@ func TestDeadMemberHoldsNothingUp(t *testing.T) {
 		return cm.UID != old.UID && cm.Data["value"] == "v2", fmt.Sprintf("uid %s (old %s) data %v", cm.UID, old.UID, cm.Data)
 	})
 }
+
+// TestDeletedMemberNamespaceIsRecreated: a namespace deleted in a member
+// (by someone, with atoll's objects in it) is created again with them.
+func TestDeletedMemberNamespaceIsRecreated(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	ns := "recreated"
+	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "cfg", "", "v1")+"---\n"+
+		ppYAML(ns, "cfg", "", "name: cfg", "", "member1"))
+	first := waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v1")
+	if out, err := world.MemberKubectl(t, "member1", "", "delete", "namespace", ns, "--wait=true", "--timeout=60s"); err != nil {
+		t.Fatalf("deleting namespace %s in member1: %v\n%s", ns, err, out)
+	}
+	framework.Eventually(t, 90*time.Second, "namespace and ConfigMap back in member1", func() (bool, string) {
+		cm := memberConfigMap(ctx, t, "member1", ns, "cfg")
+		if cm == nil {
+			return false, "absent"
+		}
+		return cm.UID != first.UID && cm.Data["value"] == "v1", fmt.Sprintf("uid %s (first %s)", cm.UID, first.UID)
+	})
+}
+
+// TestDependencyLeavesAfterItsWorkload: when a workload moves, the
+// ConfigMap it mounts leaves the old cluster only after the workload is
+// gone from it (never a moment where the old copy runs without its
+// configuration).
+func TestDependencyLeavesAfterItsWorkload(t *testing.T) {
+	ctx := framework.Context(t, 4*time.Minute)
+	ns := "dep-order"
+	deployment := fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: %s}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: registry.example/web:1, envFrom: [{configMapRef: {name: web-config}}]}]
+`, ns)
+	policy := func(cluster string) string {
+		return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: %s}
+spec:
+  propagateDeps: true
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [%s]}}
+`, ns, cluster)
+	}
+	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "web-config", "", "v1")+"---\n"+deployment+"---\n"+policy("member1"))
+	waitConfigMap(ctx, t, "member1", ns, "web-config", "value", "v1")
+	m1 := member(t, "member1")
+	framework.Eventually(t, 60*time.Second, "Deployment web in member1", func() (bool, string) {
+		_, err := m1.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		return err == nil, fmt.Sprintf("get: %v", err)
+	})
+
+	apply(t, policy("member2"))
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		_, depErr := m1.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		cm := memberConfigMap(ctx, t, "member1", ns, "web-config")
+		if depErr == nil && (cm == nil || cm.DeletionTimestamp != nil) {
+			t.Fatal("member1's ConfigMap web-config was withdrawn while the Deployment that mounts it was still there")
+		}
+		if apierrors.IsNotFound(depErr) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Deployment web still in member1 after the move: %v", depErr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitGone(ctx, t, "member1", ns, "web-config")
+	waitConfigMap(ctx, t, "member2", ns, "web-config", "value", "v1")
+}
