@@ -57,15 +57,20 @@ func TestExamplesApply(t *testing.T) {
 }
 
 // TestInvalidManifestsRejected checks that the API server refuses each
-// manifest in test/testdata/invalid with a message naming the field. The
-// first line of each file is "# expect: <substring of the message>".
+// manifest in test/testdata/invalid (schema and CRD CEL rules, also checked
+// offline by config/crd) and test/testdata/invalid-admission (admission
+// policies, which only an API server evaluates) with a message naming the
+// field. The first line of each file is "# expect: <substring of the
+// message>".
 func TestInvalidManifestsRejected(t *testing.T) {
 	ctx := framework.Context(t, 2*time.Minute)
 	c := shared.Client(t)
 	files, err := filepath.Glob("../testdata/invalid/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no invalid manifests found: %v", err)
+	admission, err2 := filepath.Glob("../testdata/invalid-admission/*.yaml")
+	if err != nil || err2 != nil || len(files) == 0 || len(admission) == 0 {
+		t.Fatalf("no invalid manifests found: %v %v", err, err2)
 	}
+	files = append(files, admission...)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			data, err := os.ReadFile(f)
