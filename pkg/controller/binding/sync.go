@@ -557,7 +557,7 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 
 // handBack removes atoll's ownership marks from a member object and leaves
 // the object itself as it is, with an optimistic lock so a concurrent
-// change is never overwritten.
+// change is never overwritten. b (may be nil) gets an event.
 func (r *reconciler) handBack(ctx context.Context, b client.Object, ri dynamic.ResourceInterface, existing *unstructured.Unstructured, cluster string) error {
 	patch, err := ownership.HandBackPatch(existing)
 	if err != nil {
@@ -571,8 +571,10 @@ func (r *reconciler) handBack(ctx context.Context, b client.Object, ri dynamic.R
 		return fmt.Errorf("handing %s back in cluster %s: %w", klog.KObj(existing), cluster, err)
 	}
 	handedBackTotal.WithLabelValues(r.kind.name()).Inc()
-	r.recorder.Eventf(b, corev1.EventTypeNormal, "HandedBack", "Kept %s %s in cluster %s and removed atoll's ownership marks",
-		existing.GetKind(), klog.KObj(existing), cluster)
+	if b != nil { // nil: the binding is gone (a pending withdrawal)
+		r.recorder.Eventf(b, corev1.EventTypeNormal, "HandedBack", "Kept %s %s in cluster %s and removed atoll's ownership marks",
+			existing.GetKind(), klog.KObj(existing), cluster)
+	}
 	return nil
 }
 

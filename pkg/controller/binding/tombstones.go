@@ -130,14 +130,9 @@ func (r *reconciler) exhume(ctx context.Context, cluster string) error {
 			continue
 		}
 		if t.HandBack || ownership.HandedOver(obj) {
-			patch, err := ownership.HandBackPatch(obj)
-			if err != nil {
+			if err := r.handBack(ctx, nil, ri, obj, cluster); err != nil {
 				return err
 			}
-			if _, err := ri.Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: names.FieldManager}); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("cluster %s: handing back %s %s/%s: %w", cluster, t.Kind, t.Namespace, t.Name, err)
-			}
-			handedBackTotal.WithLabelValues(r.kind.name()).Inc()
 		} else {
 			uid := obj.GetUID()
 			if err := ri.Delete(ctx, t.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
