@@ -360,6 +360,39 @@ func memberPVC(ctx context.Context, t *testing.T, cluster, ns, name string) *cor
 	return pvc
 }
 
+// dependentDeploymentYAML is a one-replica Deployment app whose container
+// has the extra field container (what refers to its dependencies) and whose
+// pod spec has podSpec (may be empty).
+func dependentDeploymentYAML(ns, app, container, podSpec string) string {
+	if podSpec != "" {
+		podSpec = "\n      " + podSpec
+	}
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: %[2]s}}
+  template:
+    metadata: {labels: {app: %[2]s}}
+    spec:
+      containers: [{name: %[2]s, image: registry.example/%[2]s:1, %[3]s}]%[4]s
+`, ns, app, container, podSpec)
+}
+
+// propagateDepsPolicyYAML places Deployment app, with its dependencies, on
+// cluster.
+func propagateDepsPolicyYAML(ns, app, cluster string) string {
+	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  propagateDeps: true
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
+  placement: {clusterAffinity: {clusterNames: [%[3]s]}}
+`, ns, app, cluster)
+}
+
 // TestVolumeOutlivesItsWorkload: a PVC propagated as a dependency of a
 // Deployment stays in the member, with its uid, when the Deployment is
 // deleted, re-applied or moved to another cluster; the PVC's binding says
@@ -367,28 +400,9 @@ func memberPVC(ctx context.Context, t *testing.T, cluster, ns, name string) *cor
 func TestVolumeOutlivesItsWorkload(t *testing.T) {
 	ctx := framework.Context(t, 5*time.Minute)
 	ns := "volumes"
-	deployment := fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: db, namespace: %s}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers: [{name: db, image: registry.example/db:1, volumeMounts: [{name: data, mountPath: /data}]}]
-      volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
-`, ns)
-	policy := func(cluster string) string {
-		return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: db, namespace: %s}
-spec:
-  propagateDeps: true
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: db}]
-  placement: {clusterAffinity: {clusterNames: [%s]}}
-`, ns, cluster)
-	}
+	deployment := dependentDeploymentYAML(ns, "db", "volumeMounts: [{name: data, mountPath: /data}]",
+		"volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]")
+	policy := func(cluster string) string { return propagateDepsPolicyYAML(ns, "db", cluster) }
 	apply(t, namespaceYAML(ns)+"---\n"+fmt.Sprintf(`apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: data, namespace: %s}
@@ -708,27 +722,8 @@ func TestDeletedMemberNamespaceIsRecreated(t *testing.T) {
 func TestDependencyLeavesAfterItsWorkload(t *testing.T) {
 	ctx := framework.Context(t, 4*time.Minute)
 	ns := "dep-order"
-	deployment := fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: %s}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: registry.example/web:1, envFrom: [{configMapRef: {name: web-config}}]}]
-`, ns)
-	policy := func(cluster string) string {
-		return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: web, namespace: %s}
-spec:
-  propagateDeps: true
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
-  placement: {clusterAffinity: {clusterNames: [%s]}}
-`, ns, cluster)
-	}
+	deployment := dependentDeploymentYAML(ns, "web", "envFrom: [{configMapRef: {name: web-config}}]", "")
+	policy := func(cluster string) string { return propagateDepsPolicyYAML(ns, "web", cluster) }
 	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "web-config", "", "v1")+"---\n"+deployment+"---\n"+policy("member1"))
 	waitConfigMap(ctx, t, "member1", ns, "web-config", "value", "v1")
 	m1 := member(t, "member1")
