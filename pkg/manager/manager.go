@@ -62,6 +62,8 @@ type Options struct {
 	ClusterStatusPeriod     time.Duration
 	ClusterSuccessThreshold time.Duration
 	ClusterFailureThreshold time.Duration
+	// MemberSweepPeriod is the executor's sweep period (0: default 5m).
+	MemberSweepPeriod time.Duration
 	// Failover configures cluster and application failover (zero values:
 	// defaults; see pkg/controller/failover).
 	Failover FailoverOptions
@@ -123,7 +125,7 @@ func registry(opts Options, cc *clustercache.Cache) []Controller {
 			})
 		}},
 		{Name: "binding", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return binding.Setup(ctx, mgr, cc, binding.Options{})
+			return binding.Setup(ctx, mgr, cc, binding.Options{SweepPeriod: opts.MemberSweepPeriod})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return dependencies.Setup(ctx, mgr, dependencies.Options{})

@@ -66,6 +66,7 @@ type Manager struct {
 	ClusterStatusPeriod     time.Duration
 	ClusterSuccessThreshold time.Duration
 	ClusterFailureThreshold time.Duration
+	MemberSweepPeriod       time.Duration
 	Failover                Failover
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
@@ -123,6 +124,7 @@ func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderEle
 	fs.DurationVar(&m.ClusterStatusPeriod, "cluster-status-period", 10*time.Second, "how often each member cluster's health and status are collected")
 	fs.DurationVar(&m.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must stay healthy before it is marked Ready")
 	fs.DurationVar(&m.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must stay unhealthy before it is marked not Ready")
+	fs.DurationVar(&m.MemberSweepPeriod, "member-sweep-period", 5*time.Minute, "how often every Ready member is made to watch every propagated resource, so copies no binding status records are found and withdrawn where unwanted")
 	m.Failover.addFlags(cmd)
 	cmd.PreRunE = func(*cobra.Command, []string) error { return m.Failover.Validate() }
 	fs.StringVar(&m.MetricsBindAddress, "metrics-bind-address", metrics, "address of the Prometheus metrics endpoint (\"0\" disables it)")

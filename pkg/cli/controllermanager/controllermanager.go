@@ -53,6 +53,7 @@ func ManagerOptions(m cmds.Manager) manager.Options {
 		ClusterStatusPeriod:     m.ClusterStatusPeriod,
 		ClusterSuccessThreshold: m.ClusterSuccessThreshold,
 		ClusterFailureThreshold: m.ClusterFailureThreshold,
+		MemberSweepPeriod:       m.MemberSweepPeriod,
 		Failover: manager.FailoverOptions{
 			NoScheduleOnly:            !m.Failover.NoExecuteTaints,
 			PurgeMode:                 policyv1alpha1.PurgeMode(m.Failover.PurgeMode),

@@ -19,6 +19,8 @@ func TestMain(m *testing.M) {
 	os.Exit(framework.RunWithControlPlane(m, &world, framework.Options{
 		Members: 2,
 		// Fast health checking, so a stopped member is seen within seconds.
-		Args: []string{"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s"},
+		// A short sweep, so copies no status records are found quickly.
+		Args: []string{"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s",
+			"--member-sweep-period=10s"},
 	}))
 }

@@ -751,3 +751,36 @@ func TestDependencyLeavesAfterItsWorkload(t *testing.T) {
 	waitGone(ctx, t, "member1", ns, "web-config")
 	waitConfigMap(ctx, t, "member2", ns, "web-config", "value", "v1")
 }
+
+// TestUnrecordedCopyIsWithdrawn: a copy that carries a binding's ownership
+// record in a cluster the binding's status never listed (what a crash
+// between apply and status write leaves) is found from the member and
+// withdrawn, since the placement does not want it there; the wanted copy
+// stays.
+func TestUnrecordedCopyIsWithdrawn(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	ns := "unrecorded"
+	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "cfg", "", "v1")+"---\n"+
+		ppYAML(ns, "cfg", "", "name: cfg", "", "member1"))
+	wanted := waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v1")
+	rb, err := binding(ctx, t, ns, "cfg-configmap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := rb.Labels[names.ResourceBindingPermanentIDLabel]
+	orphan := namespaceYAML(ns) + "---\n" + fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+  namespace: %s
+  labels: {%s: "true", %s: %s}
+  annotations: {%s: %s, %s: cfg-configmap}
+data:
+  value: v1
+`, ns, names.ManagedLabel, names.ResourceBindingPermanentIDLabel, id, names.ResourceBindingNamespaceAnnotation, ns, names.ResourceBindingNameAnnotation)
+	if out, err := world.MemberKubectl(t, "member2", orphan, "apply", "-f", "-"); err != nil {
+		t.Fatalf("creating the unrecorded copy in member2: %v\n%s", err, out)
+	}
+	waitGone(ctx, t, "member2", ns, "cfg")
+	framework.Consistently(t, 5*time.Second, "member1's copy untouched", sameObject(ctx, t, "member1", ns, "cfg", wanted.UID, "value", "v1"))
+}
