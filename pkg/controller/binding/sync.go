@@ -583,16 +583,18 @@ func (r *reconciler) handBack(ctx context.Context, b client.Object, ri dynamic.R
 // The managed label alone is not enough; anyone can set a label.
 func (r *reconciler) ownedBy(b client.Object, obj metav1.Object) bool {
 	rec, ok := ownership.Of(obj)
-	if !ok {
-		return false
-	}
-	_, isCluster := r.kind.(clusterKind)
+	return ok && rec == r.recordOf(b)
+}
+
+// recordOf is the ownership record binding b puts on its member objects.
+func (r *reconciler) recordOf(b client.Object) ownership.Record {
 	labels, _ := ownerMetadata(r.kind, b)
-	id := labels[names.ResourceBindingPermanentIDLabel]
-	if isCluster {
-		id = labels[names.ClusterResourceBindingPermanentIDLabel]
+	rec := ownership.Record{Cluster: r.kindIsCluster(), Namespace: b.GetNamespace(), Name: b.GetName(),
+		PermanentID: labels[names.ResourceBindingPermanentIDLabel]}
+	if rec.Cluster {
+		rec.PermanentID = labels[names.ClusterResourceBindingPermanentIDLabel]
 	}
-	return rec.Cluster == isCluster && rec.Namespace == b.GetNamespace() && rec.Name == b.GetName() && rec.PermanentID == id
+	return rec
 }
 
 // notReady says why cluster is not to be called now ("" when it may be):
@@ -612,15 +614,9 @@ func (r *reconciler) notReady(ctx context.Context, cluster string) string {
 
 // tombstoneFor is the pending withdrawal of b's object from a member.
 func (r *reconciler) tombstoneFor(b client.Object, spec *workv1alpha2.ResourceBindingSpec, handBack bool) tombstone {
-	labels, _ := ownerMetadata(r.kind, b)
-	rec := ownership.Record{Cluster: r.kindIsCluster(), Namespace: b.GetNamespace(), Name: b.GetName(),
-		PermanentID: labels[names.ResourceBindingPermanentIDLabel]}
-	if rec.Cluster {
-		rec.PermanentID = labels[names.ClusterResourceBindingPermanentIDLabel]
-	}
 	preserve := spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion
 	return tombstone{APIVersion: spec.Resource.APIVersion, Kind: spec.Resource.Kind, Namespace: spec.Resource.Namespace,
-		Name: spec.Resource.Name, Owner: rec, HandBack: handBack || preserve}
+		Name: spec.Resource.Name, Owner: r.recordOf(b), HandBack: handBack || preserve}
 }
 
 // keepsData reports whether b is a dependency of a kind that holds data
