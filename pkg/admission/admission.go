@@ -7,6 +7,7 @@ package admission
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -118,19 +119,16 @@ func Apply(ctx context.Context, cfg *rest.Config) error {
 	}
 	policy, binding := Policies()
 	opts := metav1.PatchOptions{FieldManager: names.FieldManager, Force: ptr.To(true)}
-	body, err := yaml.Marshal(policy)
+	body, err := json.Marshal(policy)
 	if err != nil {
 		return err
 	}
-	body, _ = yaml.YAMLToJSON(body)
 	if _, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Patch(ctx, policy.Name, types.ApplyPatchType, body, opts); err != nil {
 		return fmt.Errorf("applying ValidatingAdmissionPolicy %s: %w", policy.Name, err)
 	}
-	body, err = yaml.Marshal(binding)
-	if err != nil {
+	if body, err = json.Marshal(binding); err != nil {
 		return err
 	}
-	body, _ = yaml.YAMLToJSON(body)
 	if _, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Patch(ctx, binding.Name, types.ApplyPatchType, body, opts); err != nil {
 		return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
 	}

@@ -7,6 +7,7 @@ package rbac
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -106,13 +107,6 @@ func Apply(ctx context.Context, cfg *rest.Config, subject Subject) error {
 	}
 	ns, role, binding, leRole, leBinding := Objects(subject)
 	opts := metav1.PatchOptions{FieldManager: names.FieldManager, Force: ptr.To(true)}
-	body := func(obj any) ([]byte, error) {
-		data, err := yaml.Marshal(obj)
-		if err != nil {
-			return nil, err
-		}
-		return yaml.YAMLToJSON(data)
-	}
 	steps := []struct {
 		what  string
 		obj   any
@@ -140,7 +134,7 @@ func Apply(ctx context.Context, cfg *rest.Config, subject Subject) error {
 		}},
 	}
 	for _, s := range steps {
-		b, err := body(s.obj)
+		b, err := json.Marshal(s.obj)
 		if err != nil {
 			return err
 		}

@@ -185,7 +185,7 @@ func (m *memberClients) deleteOwned(ctx context.Context, cp *controlPlane) (clea
 	seen := sets.New[types.UID]()
 	selector := labels.SelectorFromSet(labels.Set{names.ManagedLabel: "true"}).String()
 	for _, res := range resources {
-		err := m.list(ctx, res, metav1.ListOptions{LabelSelector: selector}, func(o memberObject) error {
+		err := m.listIn(ctx, res, "", metav1.ListOptions{LabelSelector: selector}, func(o memberObject) error {
 			if seen.Has(o.meta.UID) {
 				return nil // the same object under another group (events)
 			}
@@ -271,12 +271,8 @@ func (m *memberClients) resources(ctx context.Context) ([]memberResource, error)
 	return out, nil
 }
 
-// list pages through res in every namespace and hands each object to each;
-// listIn does the same in namespace ns.
-func (m *memberClients) list(ctx context.Context, res memberResource, opts metav1.ListOptions, each func(memberObject) error) error {
-	return m.listIn(ctx, res, "", opts, each)
-}
-
+// listIn pages through res in namespace ns ("" for all) and hands each
+// object to each.
 func (m *memberClients) listIn(ctx context.Context, res memberResource, ns string, opts metav1.ListOptions, each func(memberObject) error) error {
 	opts.Limit = 500
 	for {
