@@ -44,6 +44,7 @@ func TestFilesAreSortedAndComplete(t *testing.T) {
 	}
 	want := []string{
 		"cluster.karmada.io_clusters.yaml",
+		"config.karmada.io_resourceinterpretercustomizations.yaml",
 		"policy.karmada.io_clusteroverridepolicies.yaml",
 		"policy.karmada.io_clusterpropagationpolicies.yaml",
 		"policy.karmada.io_overridepolicies.yaml",
@@ -79,6 +80,11 @@ func TestCRDNames(t *testing.T) {
 			group: "cluster.karmada.io", kind: "Cluster", scope: apiextensionsv1.ClusterScoped,
 			version: "v1alpha1", status: true,
 			printerColumns: []string{"VERSION", "MODE", "READY", "AGE"},
+		},
+		"resourceinterpretercustomizations.config.karmada.io": {
+			group: "config.karmada.io", kind: "ResourceInterpreterCustomization", scope: apiextensionsv1.ClusterScoped,
+			shortNames: []string{"ric"}, categories: []string{"karmada-io"}, version: "v1alpha1",
+			printerColumns: []string{"TARGET-API-VERSION", "TARGET-KIND", "AGE"},
 		},
 		"propagationpolicies.policy.karmada.io": {
 			group: "policy.karmada.io", kind: "PropagationPolicy", scope: apiextensionsv1.NamespaceScoped,

@@ -1,239 +1,251 @@
-// Package interpreter knows what atoll needs to know about native kinds:
-// how to turn a control-plane template into the manifest for one member
-// (dropping what the member owns), how healthy a member object is, which
-// part of its status to reflect, and how per-cluster statuses add up on the
-// template. It is the native half of Karmada's resource interpreter.
+// Package interpreter is the one place that knows kinds. Every controller
+// asks it, never switches on a kind itself:
+//
+//   - the detector: how many replicas a template asks for, and what one
+//     replica needs (Replicas);
+//   - the executor: the manifest for one member with its share of the
+//     replicas (Render), what the member keeps of its own (Retain), what to
+//     record of a member object's status (ReflectStatus), its health
+//     (Health), and the template's status from all clusters
+//     (AggregateStatus);
+//   - the dependencies controller: what a workload needs alongside it
+//     (Dependencies);
+//   - the hpa-marker and overrides: which kinds scale and where their pod
+//     templates are.
+//
+// Each operation asks the kind's ResourceInterpreterCustomization first (a
+// Karmada Lua script, run in a sandbox) and falls back to atoll's native
+// knowledge of the kind (kinds.go), as Karmada's interpreter does.
 package interpreter
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
+	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
 
 // RetainReplicasLabel on a template (Karmada's) says member clusters own
 // spec.replicas (a member HPA scales the workload): atoll does not set it.
-const RetainReplicasLabel = "resourcetemplate.karmada.io/retain-replicas"
+const RetainReplicasLabel = workv1alpha2.RetainReplicasLabel
 
-// claimKeys are control-plane bookkeeping that must not reach members.
-var claimKeys = []string{
-	policyv1alpha1.PropagationPolicyPermanentIDLabel,
-	policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel,
-	policyv1alpha1.PropagationPolicyNamespaceAnnotation,
-	policyv1alpha1.PropagationPolicyNameAnnotation,
-	policyv1alpha1.ClusterPropagationPolicyAnnotation,
-	"kubectl.kubernetes.io/last-applied-configuration",
-	"deployment.kubernetes.io/revision",
+// Operation names an interpreter operation with Karmada's customization
+// field name.
+type Operation string
+
+// The operations, named as the fields of a customization.
+const (
+	ReplicaResource          Operation = "replicaResource"
+	ReplicaRevision          Operation = "replicaRevision"
+	Retention                Operation = "retention"
+	StatusReflection         Operation = "statusReflection"
+	StatusAggregation        Operation = "statusAggregation"
+	HealthInterpretation     Operation = "healthInterpretation"
+	DependencyInterpretation Operation = "dependencyInterpretation"
+)
+
+// Error is a customization's script failing. It names the customization and
+// the operation so that the condition it ends up in says what to fix.
+type Error struct {
+	Customization string
+	Operation     Operation
+	Err           error
 }
 
-// dataKinds hold data that outlives the workloads using them. atoll never
-// deletes a member copy of one as a side effect (a workload moving, failing
-// over or being re-created); only deleting its own template does.
-var dataKinds = map[schema.GroupKind]bool{
-	{Kind: "PersistentVolumeClaim"}:                            true,
-	{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}: true,
+func (e *Error) Error() string {
+	return fmt.Sprintf("ResourceInterpreterCustomization %s: %s: %v", e.Customization, e.Operation, e.Err)
 }
 
-// HoldsData reports whether objects of kind gk hold data (see dataKinds).
-func HoldsData(gk schema.GroupKind) bool { return dataKinds[gk] }
+func (e *Error) Unwrap() error { return e.Err }
 
-// HasReplicas reports whether kind carries spec.replicas that atoll divides.
-func HasReplicas(gk schema.GroupKind) bool {
-	switch gk {
-	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
-		schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
-		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
+// AsError returns the customization error in err's chain, if any.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// Interpreter answers per-kind questions for every controller.
+type Interpreter struct {
+	custom *Customizations
+}
+
+// New returns an interpreter that consults custom (nil: native only).
+func New(custom *Customizations) *Interpreter {
+	return &Interpreter{custom: custom}
+}
+
+// Native is an interpreter without customizations.
+var Native = New(nil)
+
+func (i *Interpreter) script(ctx context.Context, gvk schema.GroupVersionKind, op Operation) (*compiled, error) {
+	if i == nil || i.custom == nil {
+		return nil, nil
+	}
+	return i.custom.lookup(ctx, gvk, op)
+}
+
+// HasReplicas reports whether templates of kind gvk carry replicas that
+// atoll divides: a native workload, or a kind whose customization has a
+// replicaResource script.
+func (i *Interpreter) HasReplicas(ctx context.Context, gvk schema.GroupVersionKind) bool {
+	if c, _ := i.script(ctx, gvk, ReplicaResource); c != nil {
 		return true
 	}
-	return false
+	k := kinds[gvk.GroupKind()]
+	return k.replicas != nil || k.isPod
+}
+
+// Replicas returns how many replicas obj asks for and what one replica
+// needs (zero and nil for kinds without replicas).
+func (i *Interpreter) Replicas(ctx context.Context, obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
+	c, err := i.script(ctx, obj.GroupVersionKind(), ReplicaResource)
+	if err != nil {
+		return 0, nil, err
+	}
+	if c != nil {
+		return c.replicas(ctx, obj)
+	}
+	n, req, err := nativeReplicas(kinds[obj.GroupVersionKind().GroupKind()], obj)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return n, req, nil
+}
+
+// RetainsReplicas reports whether the members own the replicas of this
+// template (a member HPA scales it).
+func (i *Interpreter) RetainsReplicas(ctx context.Context, template *unstructured.Unstructured) bool {
+	_, retain := template.GetLabels()[RetainReplicasLabel]
+	return retain && i.HasReplicas(ctx, template.GroupVersionKind())
 }
 
 // Render returns the manifest of template for one member cluster: identity,
 // labels, annotations and spec-like fields, without status, server-set
-// metadata, control-plane claim metadata, and the fields each kind's member
-// allocates for itself (a Service's cluster IP, a Job's selector, …).
-// replicas, when not nil, replaces spec.replicas of kinds that have it.
-func Render(template *unstructured.Unstructured, replicas *int64) *unstructured.Unstructured {
-	out := &unstructured.Unstructured{Object: map[string]any{}}
-	for k, v := range template.Object {
-		switch k {
-		case "metadata", "status":
-			continue
+// metadata, control-plane claim metadata and the fields each kind's member
+// allocates for itself (a Service's cluster IP, a Job's selector, …). share,
+// when not nil, is the cluster's share of the replicas; when the members own
+// the replicas (RetainsReplicas) the native replica field is left out.
+func (i *Interpreter) Render(ctx context.Context, template *unstructured.Unstructured, share *int64) (*unstructured.Unstructured, error) {
+	out := render(template)
+	gvk := template.GroupVersionKind()
+	if i.RetainsReplicas(ctx, template) {
+		if k := kinds[gvk.GroupKind()]; k.replicas != nil {
+			unstructured.RemoveNestedField(out.Object, k.replicas...)
 		}
-		out.Object[k] = deepCopy(v)
+		return out, nil
 	}
-	out.SetAPIVersion(template.GetAPIVersion())
-	out.SetKind(template.GetKind())
-	out.SetName(template.GetName())
-	out.SetNamespace(template.GetNamespace())
-	labels, annotations := template.GetLabels(), template.GetAnnotations()
-	for _, k := range claimKeys {
-		delete(labels, k)
-		delete(annotations, k)
+	if share == nil {
+		return out, nil
 	}
-	if len(labels) > 0 {
-		out.SetLabels(labels)
-	}
-	if len(annotations) > 0 {
-		out.SetAnnotations(annotations)
-	}
-	gk := out.GroupVersionKind().GroupKind()
-	prune(gk, out)
-	if HasReplicas(gk) {
-		if RetainsReplicas(template) {
-			unstructured.RemoveNestedField(out.Object, "spec", "replicas")
-		} else if replicas != nil {
-			_ = unstructured.SetNestedField(out.Object, *replicas, "spec", "replicas")
-		}
-	}
-	return out
-}
-
-// RetainsReplicas reports whether the members own spec.replicas of this
-// template (a member HPA scales it).
-func RetainsReplicas(template *unstructured.Unstructured) bool {
-	_, retain := template.GetLabels()[RetainReplicasLabel]
-	return retain && HasReplicas(template.GroupVersionKind().GroupKind())
-}
-
-// prune drops the fields a member allocates or owns for kind.
-func prune(gk schema.GroupKind, obj *unstructured.Unstructured) {
-	switch gk {
-	case schema.GroupKind{Kind: "Service"}:
-		for _, f := range []string{"clusterIP", "clusterIPs", "healthCheckNodePort", "ipFamilies", "ipFamilyPolicy"} {
-			unstructured.RemoveNestedField(obj.Object, "spec", f)
-		}
-		if ports, ok, _ := unstructured.NestedSlice(obj.Object, "spec", "ports"); ok {
-			for _, p := range ports {
-				if m, ok := p.(map[string]any); ok {
-					delete(m, "nodePort")
-				}
-			}
-			_ = unstructured.SetNestedSlice(obj.Object, ports, "spec", "ports")
-		}
-	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
-		unstructured.RemoveNestedField(obj.Object, "spec", "volumeName")
-	case schema.GroupKind{Kind: "Pod"}:
-		unstructured.RemoveNestedField(obj.Object, "spec", "nodeName")
-	case schema.GroupKind{Kind: "ServiceAccount"}:
-		delete(obj.Object, "secrets")
-	case schema.GroupKind{Group: "batch", Kind: "Job"}:
-		// The member's job controller generates the selector and labels
-		// from its own UID.
-		unstructured.RemoveNestedField(obj.Object, "spec", "selector")
-		for _, k := range []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"} {
-			unstructured.RemoveNestedField(obj.Object, "spec", "template", "metadata", "labels", k)
-		}
-	}
-}
-
-// Hash is a stable digest of a manifest.
-func Hash(obj *unstructured.Unstructured) (string, error) {
-	data, err := json.Marshal(obj.Object) // map keys are sorted by encoding/json
+	c, err := i.script(ctx, gvk, ReplicaRevision)
 	if err != nil {
-		return "", fmt.Errorf("hashing %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		return nil, err
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:12]), nil
+	if c != nil {
+		return c.revise(ctx, out, *share)
+	}
+	if err := nativeRevise(kinds[gvk.GroupKind()], out, *share); err != nil {
+		return nil, fmt.Errorf("setting the replicas of %s %s/%s: %w", out.GetKind(), out.GetNamespace(), out.GetName(), err)
+	}
+	return out, nil
 }
 
-// Drifted reports whether live no longer holds what desired sets: every
-// field of desired (apart from metadata other than labels and annotations)
-// must be present in live with an equal value. Fields only live has (member
-// defaults, status, fields other managers own) are not drift.
-func Drifted(desired, live *unstructured.Unstructured) (bool, string) {
-	for k, v := range desired.Object {
-		switch k {
-		case "apiVersion", "kind", "status":
-			continue
-		case "metadata":
-			for _, f := range []string{"labels", "annotations"} {
-				want, _, _ := unstructured.NestedStringMap(desired.Object, "metadata", f)
-				got, _, _ := unstructured.NestedStringMap(live.Object, "metadata", f)
-				for key, val := range want {
-					if got[key] != val {
-						return true, "metadata." + f + "." + key
-					}
-				}
-			}
-			continue
+// Retain returns desired with what the member owns in observed kept (nil
+// when the object does not exist in the member yet): with a customization,
+// its Retain script; natively, the replicas a member HPA owns
+// (RetainsReplicas) — the member's current value, or the cluster's share
+// when atoll creates the object. Applying the field keeps atoll a co-owner
+// at the member's value; omitting it would make server-side apply remove a
+// field atoll alone owned, resetting the member to one replica. Other fields
+// the member owns are never rendered, and server-side apply leaves them to
+// their owners.
+func (i *Interpreter) Retain(ctx context.Context, template, desired, observed *unstructured.Unstructured, share *int64) (*unstructured.Unstructured, error) {
+	if observed != nil {
+		c, err := i.script(ctx, desired.GroupVersionKind(), Retention)
+		if err != nil {
+			return nil, err
 		}
-		if path, ok := contains(live.Object[k], v, k); !ok {
-			return true, path
+		if c != nil {
+			return c.retain(ctx, desired, observed)
 		}
 	}
-	return false, ""
-}
-
-// contains reports whether got holds want (maps: every key of want; lists:
-// same length, element-wise), and where it does not.
-func contains(got, want any, path string) (string, bool) {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return path, false
-		}
-		for k, wv := range w {
-			if p, ok := contains(g[k], wv, path+"."+k); !ok {
-				return p, false
-			}
-		}
-		return "", true
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return path, false
-		}
-		for i := range w {
-			if p, ok := contains(g[i], w[i], fmt.Sprintf("%s[%d]", path, i)); !ok {
-				return p, false
-			}
-		}
-		return "", true
-	case nil:
-		return "", true
-	default:
-		if equalScalar(got, want) {
-			return "", true
-		}
-		return path, false
+	path := kinds[desired.GroupVersionKind().GroupKind()].replicas
+	if path == nil || !i.RetainsReplicas(ctx, template) {
+		return desired, nil
 	}
+	if observed != nil {
+		if n, found, _ := unstructured.NestedInt64(observed.Object, path...); found {
+			_ = unstructured.SetNestedField(desired.Object, n, path...)
+		}
+	} else if share != nil {
+		_ = unstructured.SetNestedField(desired.Object, *share, path...)
+	}
+	return desired, nil
 }
 
-func equalScalar(got, want any) bool {
-	if got == want {
+// ReflectStatus is the part of a member object's status recorded in the
+// binding (nil for none).
+func (i *Interpreter) ReflectStatus(ctx context.Context, obj *unstructured.Unstructured) (map[string]any, error) {
+	c, err := i.script(ctx, obj.GroupVersionKind(), StatusReflection)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		return c.reflectStatus(ctx, obj)
+	}
+	return nativeReflectStatus(obj), nil
+}
+
+// Health interprets a member object's health.
+func (i *Interpreter) Health(ctx context.Context, obj *unstructured.Unstructured) (workv1alpha2.ResourceHealth, error) {
+	c, err := i.script(ctx, obj.GroupVersionKind(), HealthInterpretation)
+	if err != nil {
+		return workv1alpha2.ResourceUnknown, err
+	}
+	if c != nil {
+		return c.health(ctx, obj)
+	}
+	return nativeHealth(obj), nil
+}
+
+// AggregateStatus returns the template's status from its clusters' items
+// (each with the status ReflectStatus recorded), or nil when the kind
+// aggregates nothing. allCurrent says every member runs the current
+// manifest and has observed it.
+func (i *Interpreter) AggregateStatus(ctx context.Context, template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem, allCurrent bool) (map[string]any, error) {
+	c, err := i.script(ctx, template.GroupVersionKind(), StatusAggregation)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		return c.aggregateStatus(ctx, template, items)
+	}
+	return nativeAggregateStatus(template, items, allCurrent), nil
+}
+
+// Dependencies lists what obj needs in the clusters it runs in.
+func (i *Interpreter) Dependencies(ctx context.Context, obj *unstructured.Unstructured) ([]Dependency, error) {
+	c, err := i.script(ctx, obj.GroupVersionKind(), DependencyInterpretation)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		return c.dependencies(ctx, obj)
+	}
+	return nativeDependencies(obj)
+}
+
+// HasDependencies reports whether objects of kind gvk can have
+// dependencies.
+func (i *Interpreter) HasDependencies(ctx context.Context, gvk schema.GroupVersionKind) bool {
+	if c, _ := i.script(ctx, gvk, DependencyInterpretation); c != nil {
 		return true
 	}
-	// JSON numbers decode as int64 or float64 depending on their text.
-	gf, gok := toFloat(got)
-	wf, wok := toFloat(want)
-	if gok && wok {
-		return gf == wf
-	}
-	gs, gok := got.(string)
-	ws, wok := want.(string)
-	return gok && wok && quantityEqual(gs, ws)
-}
-
-func toFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	}
-	return 0, false
-}
-
-func deepCopy(v any) any {
-	return runtimeDeepCopy(v)
+	_, ok := PodTemplatePath(gvk.GroupKind())
+	return ok
 }

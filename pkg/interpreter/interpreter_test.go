@@ -1,17 +1,45 @@
 package interpreter
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
 
 func obj(m map[string]any) *unstructured.Unstructured { return &unstructured.Unstructured{Object: m} }
+
+// nativeRender renders with the native interpreter, failing the test on an
+// error.
+func nativeRender(t *testing.T, template *unstructured.Unstructured, share *int64) *unstructured.Unstructured {
+	t.Helper()
+	out, err := Native.Render(context.Background(), template, share)
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	return out
+}
+
+// items wraps reflected statuses as a binding's aggregated status items.
+func items(t *testing.T, statuses ...map[string]any) []workv1alpha2.AggregatedStatusItem {
+	t.Helper()
+	out := make([]workv1alpha2.AggregatedStatusItem, len(statuses))
+	for i, s := range statuses {
+		raw, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = workv1alpha2.AggregatedStatusItem{ClusterName: fmt.Sprint("m", i), Status: &runtime.RawExtension{Raw: raw}}
+	}
+	return out
+}
 
 func deploymentTemplate() *unstructured.Unstructured {
 	return obj(map[string]any{
@@ -75,7 +103,7 @@ func TestRender(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Render(tc.template, tc.replicas)
+			got := nativeRender(t, tc.template, tc.replicas)
 			if diff := cmp.Diff(tc.want, got.Object); diff != "" {
 				t.Errorf("Render (-want +got):\n%s", diff)
 			}
@@ -88,14 +116,14 @@ func TestRenderRetainReplicas(t *testing.T) {
 	labels := tpl.GetLabels()
 	labels[RetainReplicasLabel] = "true"
 	tpl.SetLabels(labels)
-	got := Render(tpl, ptr.To[int64](2))
+	got := nativeRender(t, tpl, ptr.To[int64](2))
 	if _, found, _ := unstructured.NestedFieldNoCopy(got.Object, "spec", "replicas"); found {
 		t.Error("spec.replicas rendered for a template whose members own replicas")
 	}
 }
 
 func TestDrifted(t *testing.T) {
-	desired := Render(deploymentTemplate(), ptr.To[int64](2))
+	desired := nativeRender(t, deploymentTemplate(), ptr.To[int64](2))
 	live := func(edit func(m map[string]any)) *unstructured.Unstructured {
 		l := desired.DeepCopy()
 		// What the member adds: defaults, status, server metadata.
@@ -137,9 +165,9 @@ func TestDrifted(t *testing.T) {
 }
 
 func TestHashIsStable(t *testing.T) {
-	a, _ := Hash(Render(deploymentTemplate(), ptr.To[int64](2)))
-	b, _ := Hash(Render(deploymentTemplate(), ptr.To[int64](2)))
-	c, _ := Hash(Render(deploymentTemplate(), ptr.To[int64](3)))
+	a, _ := Hash(nativeRender(t, deploymentTemplate(), ptr.To[int64](2)))
+	b, _ := Hash(nativeRender(t, deploymentTemplate(), ptr.To[int64](2)))
+	c, _ := Hash(nativeRender(t, deploymentTemplate(), ptr.To[int64](3)))
 	if a != b || a == c {
 		t.Errorf("hash not stable or not sensitive: %s %s %s", a, b, c)
 	}
@@ -156,23 +184,23 @@ func TestHealthAndAggregate(t *testing.T) {
 		})
 	}
 	healthy, rolling := member(2, 2, 2, 4, 4), member(4, 3, 4, 4, 4)
-	if got := Health(healthy); got != workv1alpha2.ResourceHealthy {
+	if got := nativeHealth(healthy); got != workv1alpha2.ResourceHealthy {
 		t.Errorf("healthy member: %s", got)
 	}
-	if got := Health(rolling); got != workv1alpha2.ResourceUnhealthy {
+	if got := nativeHealth(rolling); got != workv1alpha2.ResourceUnhealthy {
 		t.Errorf("member with 3/4 available: %s", got)
 	}
-	if got := Health(member(2, 2, 2, 3, 4)); got != workv1alpha2.ResourceUnhealthy {
+	if got := nativeHealth(member(2, 2, 2, 3, 4)); got != workv1alpha2.ResourceUnhealthy {
 		t.Errorf("member that has not observed its spec: %s", got)
 	}
-	gk := schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	got := AggregateStatus(gk, 9, []map[string]any{ReflectStatus(healthy), ReflectStatus(rolling)}, true)
+	template := obj(map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "nginx", "generation": int64(9)}})
+	got := nativeAggregateStatus(template, items(t, nativeReflectStatus(healthy), nativeReflectStatus(rolling)), true)
 	want := map[string]any{"replicas": int64(6), "readyReplicas": int64(5), "availableReplicas": int64(5),
 		"updatedReplicas": int64(6), "unavailableReplicas": int64(0), "observedGeneration": int64(9)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("AggregateStatus (-want +got):\n%s", diff)
 	}
-	stale := AggregateStatus(gk, 9, []map[string]any{ReflectStatus(member(2, 2, 2, 3, 4))}, true)
+	stale := nativeAggregateStatus(template, items(t, nativeReflectStatus(member(2, 2, 2, 3, 4))), true)
 	if stale["observedGeneration"] != int64(8) {
 		t.Errorf("observedGeneration with a member behind: %v, want 8", stale["observedGeneration"])
 	}

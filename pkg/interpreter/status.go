@@ -1,40 +1,22 @@
 package interpreter
 
 import (
+	"encoding/json"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
 
-var (
-	deploymentGK  = schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	statefulSetGK = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
-	replicaSetGK  = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
-	daemonSetGK   = schema.GroupKind{Group: "apps", Kind: "DaemonSet"}
-	jobGK         = schema.GroupKind{Group: "batch", Kind: "Job"}
-)
-
-// counters are the integer status fields that add up across clusters, per
-// kind. Other kinds reflect their whole status and aggregate nothing.
-var counters = map[schema.GroupKind][]string{
-	deploymentGK:  {"replicas", "readyReplicas", "availableReplicas", "updatedReplicas", "unavailableReplicas"},
-	statefulSetGK: {"replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"},
-	replicaSetGK:  {"replicas", "readyReplicas", "availableReplicas", "fullyLabeledReplicas"},
-	daemonSetGK:   {"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady", "updatedNumberScheduled", "numberAvailable", "numberUnavailable"},
-	jobGK:         {"active", "succeeded", "failed", "ready"},
-}
-
-// ReflectStatus is the part of a member object's status recorded in the
-// binding: the counters (plus observedGeneration and, for atoll's own
+// nativeReflectStatus is the part of a member object's status recorded in
+// the binding: the counters (plus observedGeneration and, for atoll's own
 // bookkeeping, the member's generation) for workloads; the whole status
-// otherwise. Volatile fields such as condition heartbeat times are left
-// out so that they never cause a write.
-func ReflectStatus(obj *unstructured.Unstructured) map[string]any {
-	gk := obj.GroupVersionKind().GroupKind()
+// otherwise. Volatile fields such as condition heartbeat times are left out
+// so that they never cause a write.
+func nativeReflectStatus(obj *unstructured.Unstructured) map[string]any {
 	status, _, _ := unstructured.NestedMap(obj.Object, "status")
-	fields, ok := counters[gk]
-	if !ok {
+	fields := kinds[obj.GroupVersionKind().GroupKind()].counters
+	if fields == nil {
 		if len(status) == 0 {
 			return nil
 		}
@@ -51,26 +33,15 @@ func ReflectStatus(obj *unstructured.Unstructured) map[string]any {
 	return out
 }
 
-// Health interprets a member object's health for its kind.
-func Health(obj *unstructured.Unstructured) workv1alpha2.ResourceHealth {
-	gk := obj.GroupVersionKind().GroupKind()
+// nativeHealth interprets a member object's health for its kind; kinds
+// without a rule are healthy once they exist.
+func nativeHealth(obj *unstructured.Unstructured) workv1alpha2.ResourceHealth {
+	k := kinds[obj.GroupVersionKind().GroupKind()]
+	if k.health == nil {
+		return workv1alpha2.ResourceHealthy
+	}
 	status, _, _ := unstructured.NestedMap(obj.Object, "status")
-	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
-	current := observed >= obj.GetGeneration()
-	want, hasReplicas, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
-	if !hasReplicas {
-		want = 1
-	}
-	switch gk {
-	case deploymentGK, replicaSetGK:
-		return healthIf(current && num(status, "availableReplicas") >= want && num(status, "updatedReplicas") >= want)
-	case statefulSetGK:
-		return healthIf(current && num(status, "readyReplicas") >= want && num(status, "updatedReplicas") >= want)
-	case daemonSetGK:
-		return healthIf(current && num(status, "numberAvailable") >= num(status, "desiredNumberScheduled") &&
-			num(status, "updatedNumberScheduled") >= num(status, "desiredNumberScheduled"))
-	}
-	return workv1alpha2.ResourceHealthy
+	return k.health(obj, status)
 }
 
 func healthIf(ok bool) workv1alpha2.ResourceHealth {
@@ -81,19 +52,34 @@ func healthIf(ok bool) workv1alpha2.ResourceHealth {
 }
 
 func num(m map[string]any, key string) int64 {
-	v, _ := toFloat(m[key])
-	return int64(v)
+	switch n := m[key].(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case int:
+		return int64(n)
+	}
+	return 0
 }
 
-// AggregateStatus returns the template's status from the reflected statuses
-// of its members (nil when the kind aggregates nothing). For workloads the
-// counters add up, and observedGeneration becomes the template's generation
-// only once every member runs the current manifest and has observed it
-// (allCurrent), so `kubectl rollout status` on the template means what it says.
-func AggregateStatus(gk schema.GroupKind, templateGeneration int64, reflected []map[string]any, allCurrent bool) map[string]any {
-	fields, ok := counters[gk]
-	if !ok {
+// nativeAggregateStatus returns the template's status from its clusters'
+// reflected statuses (nil when the kind aggregates nothing). For workloads
+// the counters add up, and observedGeneration becomes the template's
+// generation only once every member runs the current manifest and has
+// observed it (allCurrent), so `kubectl rollout status` on the template
+// means what it says.
+func nativeAggregateStatus(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem, allCurrent bool) map[string]any {
+	gk := template.GroupVersionKind().GroupKind()
+	fields := kinds[gk].counters
+	if fields == nil {
 		return nil
+	}
+	reflected := make([]map[string]any, 0, len(items))
+	for _, item := range items {
+		if r := statusOf(item); r != nil {
+			reflected = append(reflected, r)
+		}
 	}
 	out := map[string]any{}
 	for _, f := range fields {
@@ -106,15 +92,27 @@ func AggregateStatus(gk schema.GroupKind, templateGeneration int64, reflected []
 	if gk == jobGK {
 		return out
 	}
-	observed := templateGeneration
+	observed := template.GetGeneration()
 	for _, r := range reflected {
 		if num(r, "observedGeneration") < num(r, "generation") {
 			allCurrent = false
 		}
 	}
 	if !allCurrent {
-		observed = templateGeneration - 1
+		observed--
 	}
 	out["observedGeneration"] = observed
 	return out
+}
+
+// statusOf decodes an item's reflected status.
+func statusOf(item workv1alpha2.AggregatedStatusItem) map[string]any {
+	if item.Status == nil || len(item.Status.Raw) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(item.Status.Raw, &m); err != nil {
+		return nil
+	}
+	return m
 }

@@ -34,7 +34,10 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controller/detector"
 	"github.com/atoll-dev/atoll/pkg/controller/failover"
 	"github.com/atoll-dev/atoll/pkg/controller/hpamarker"
+	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/eviction"
+	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/interpreter/script"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
@@ -99,7 +102,7 @@ type Controller struct {
 
 // registry lists atoll's controllers in start order. Controllers that talk
 // to members share one cluster cache.
-func registry(opts Options, cc *clustercache.Cache) []Controller {
+func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpreter) []Controller {
 	// One bucket paces failover's evictions and the scheduler's returns.
 	limiter := eviction.NewLimiter(opts.Failover.EvictionRate, opts.Failover.EvictionBurst)
 	return []Controller{
@@ -112,7 +115,7 @@ func registry(opts Options, cc *clustercache.Cache) []Controller {
 			})
 		}},
 		{Name: "detector", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return detector.Setup(ctx, mgr, detector.Options{})
+			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp})
 		}},
 		{Name: "scheduler", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod})
@@ -125,10 +128,10 @@ func registry(opts Options, cc *clustercache.Cache) []Controller {
 			})
 		}},
 		{Name: "binding", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return binding.Setup(ctx, mgr, cc, binding.Options{SweepPeriod: opts.MemberSweepPeriod})
+			return binding.Setup(ctx, mgr, cc, binding.Options{SweepPeriod: opts.MemberSweepPeriod, Interpreter: interp})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return dependencies.Setup(ctx, mgr, dependencies.Options{})
+			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp})
 		}},
 		{Name: "hpa-marker", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return hpamarker.Setup(ctx, mgr, hpamarker.Options{})
@@ -139,7 +142,7 @@ func registry(opts Options, cc *clustercache.Cache) []Controller {
 // ControllerNames lists the registered controllers.
 func ControllerNames() []string {
 	var names []string
-	for _, c := range registry(Options{}, nil) {
+	for _, c := range registry(Options{}, nil, nil) {
 		names = append(names, c.Name)
 	}
 	return names
@@ -217,7 +220,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err := mgr.Add(cc); err != nil {
 		return nil, err
 	}
-	for _, c := range registry(opts, cc) {
+	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, err
+	}
+	// One interpreter, reading customizations from the manager's cache,
+	// serves every controller.
+	interp := interpreter.New(interpreter.NewCustomizations(interpreter.CacheSource{Reader: mgr.GetCache()}, script.DefaultLimits))
+	for _, c := range registry(opts, cc, interp) {
 		if !Enabled(c.Name, opts.Controllers) {
 			continue
 		}

@@ -4,26 +4,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/interpreter"
 )
 
-// podSpecPath is where the pod spec of kinds with containers lives, by kind
-// (as Karmada, by kind only).
+// podSpecPath is where the pod spec of kinds with containers lives, as a
+// JSON pointer.
 func podSpecPath(kind string) (string, bool) {
-	switch kind {
-	case "Pod":
-		return "/spec", true
-	case "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "Job":
-		return "/spec/template/spec", true
-	case "CronJob":
-		return "/spec/jobTemplate/spec/template/spec", true
+	path, ok := interpreter.PodSpecPathOfKind(kind)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return "/" + strings.Join(path, "/"), true
 }
 
 // containers returns the containers list of obj's pod spec, or nil.

@@ -29,6 +29,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/eviction"
+	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/scheduler/framework"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
@@ -133,7 +134,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if reason := skipReason(obj, r.kind.Spec(obj)); reason != "" {
+	if reason := skipReason(obj, r.kind.Spec(obj), r.kind.Status(obj)); reason != "" {
 		logger.V(2).Info("Not scheduling binding", "binding", klog.KObj(obj), "reason", reason)
 		return ctrl.Result{}, nil
 	}
@@ -296,7 +297,7 @@ func (r *reconciler) bindings(ctx context.Context, filter func(*workv1alpha2.Res
 }
 
 // skipReason says why this scheduler leaves a binding alone, or "".
-func skipReason(b metav1.Object, spec *workv1alpha2.ResourceBindingSpec) string {
+func skipReason(b metav1.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) string {
 	if _, ok := b.GetAnnotations()[workv1alpha2.ReleasedAnnotation]; ok {
 		// No policy claims the template: its placement stays as it was.
 		return "released"
@@ -306,6 +307,11 @@ func skipReason(b metav1.Object, spec *workv1alpha2.ResourceBindingSpec) string 
 	}
 	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
 		return "scheduling suspended"
+	}
+	if interpreter.ReplicasUnknown(status.Conditions) {
+		// The kind's replicaResource script fails: dividing a count that
+		// was never read would place the wrong replicas.
+		return "replicas unknown: the replicaResource script fails"
 	}
 	if names.IsAttached(b.GetLabels()) && len(spec.RequiredBy) == 0 {
 		// A dependency no workload requires any more, kept because it holds

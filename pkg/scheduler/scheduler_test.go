@@ -31,7 +31,7 @@ func TestSkipReason(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			b := tc.binding.Obj()
-			if got := skipReason(b, &b.Spec) != ""; got != tc.wantSkip {
+			if got := skipReason(b, &b.Spec, &b.Status) != ""; got != tc.wantSkip {
 				t.Errorf("skip = %v, want %v", got, tc.wantSkip)
 			}
 		})

@@ -37,7 +37,19 @@ const (
 	// annotation then goes) or the template is deleted (then the objects
 	// are withdrawn). atoll's addition.
 	ReleasedAnnotation = "atoll.dev/released"
+
+	// RetainReplicasLabel on a resource template says member clusters own
+	// its replicas (a member HPA scales the workload): atoll does not set
+	// them. Karmada's key; any value.
+	RetainReplicasLabel = "resourcetemplate.karmada.io/retain-replicas"
 )
+
+// Interpreted is the binding condition saying whether the kind's
+// ResourceInterpreterCustomization ran. It is present only while a script
+// fails: False, with a reason naming the operation
+// (<Operation>Failed, e.g. ReplicaResourceFailed) and a message naming the
+// customization. atoll's addition.
+const Interpreted = "Interpreted"
 
 // Reasons and producers of graceful eviction tasks.
 const (

@@ -26,10 +26,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/admission"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -47,6 +49,9 @@ type Options struct {
 	// propagated resource, so copies no binding status records are found
 	// (see sweeper). Default 5m.
 	SweepPeriod time.Duration
+	// Interpreter renders, retains, reflects and aggregates per kind.
+	// Default interpreter.Native.
+	Interpreter *interpreter.Interpreter
 }
 
 // Setup adds the executor for both binding kinds to mgr.
@@ -60,6 +65,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 	if opts.SweepPeriod == 0 {
 		opts.SweepPeriod = 5 * time.Minute
 	}
+	if opts.Interpreter == nil {
+		opts.Interpreter = interpreter.Native
+	}
 	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return err
@@ -72,6 +80,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			dynamic:      dyn,
 			cc:           cc,
 			opts:         opts,
+			interp:       opts.Interpreter,
 			recorder:     mgr.GetEventRecorderFor("atoll-executor"),
 			templates:    newTemplateCache(),
 			members:      newMemberState(),
@@ -95,6 +104,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			Watches(&policyv1alpha1.OverridePolicy{}, r.overrideHandler()).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, r.overrideHandler()).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
+			Watches(&configv1alpha1.ResourceInterpreterCustomization{}, r.customizationHandler()).
 			Complete(r)
 		if err != nil {
 			return fmt.Errorf("setting up the %s executor: %w", kind.name(), err)
@@ -126,6 +136,7 @@ type reconciler struct {
 	dynamic  dynamic.Interface
 	cc       *clustercache.Cache
 	opts     Options
+	interp   *interpreter.Interpreter
 	recorder record.EventRecorder
 	// queue is the controller's work queue, set when its sources start
 	// (before any reconcile, so before any member informer exists).

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/overridemanager"
@@ -199,6 +200,38 @@ func (r *reconciler) enqueueForCluster(ctx context.Context, q workqueue.TypedRat
 		if slices.Contains(ref.clusters, cluster) {
 			q.Add(reconcile.Request{NamespacedName: ref.key})
 		}
+	}
+}
+
+// customizationHandler re-runs the bindings of a customization's target
+// kind: their rendering, health and status may read differently now.
+func (r *reconciler) customizationHandler() handler.EventHandler {
+	enqueue := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		ric, ok := obj.(*configv1alpha1.ResourceInterpreterCustomization)
+		if !ok {
+			return
+		}
+		refs, err := r.kind.list(ctx, r.client, "")
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Listing bindings for a changed ResourceInterpreterCustomization")
+			return
+		}
+		for _, ref := range refs {
+			if ref.resource.APIVersion == ric.Spec.Target.APIVersion && ref.resource.Kind == ric.Spec.Target.Kind {
+				q.Add(reconcile.Request{NamespacedName: ref.key})
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
 	}
 }
 

@@ -44,6 +44,16 @@ type clusterResult struct {
 	// reflected is the member object's reflected status, for aggregation.
 	reflected map[string]any
 	err       error
+	// interpretErr is a customization script failing for this cluster.
+	interpretErr error
+}
+
+// interpretationFailed: the kind's script failed, so nothing is applied;
+// the binding's Interpreted condition names the script.
+func (res clusterResult) interpretationFailed(err error) clusterResult {
+	res.interpretErr = err
+	res.item.AppliedMessage = truncate(err.Error(), maxItemMessage)
+	return res
 }
 
 func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) (reconcile.Result, error) {
@@ -56,7 +66,9 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	gk := gvr.GroupVersion().WithKind(template.GetKind()).GroupKind()
+	gvk := gvr.GroupVersion().WithKind(template.GetKind())
+	gk := gvk.GroupKind()
+	hasReplicas := r.interp.HasReplicas(ctx, gvk)
 
 	targets := map[string]int32{}
 	for _, t := range spec.Clusters {
@@ -93,7 +105,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		go func() {
 			defer wg.Done()
 			var replicas *int64
-			if interpreter.HasReplicas(gk) && spec.Replicas > 0 {
+			if hasReplicas && spec.Replicas > 0 {
 				n := int64(t.Replicas)
 				replicas = &n
 			}
@@ -150,12 +162,16 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	newStatus := status.DeepCopy()
 	newStatus.AggregatedStatus = nil
 	allApplied, allCurrent := len(results) > 0, true
-	var reflected []map[string]any
+	var reflected []workv1alpha2.AggregatedStatusItem
 	var failed, reasons []string
+	var interpretErr error
 	for _, res := range results {
 		newStatus.AggregatedStatus = append(newStatus.AggregatedStatus, res.item)
 		if res.err != nil {
 			errs = append(errs, res.err)
+		}
+		if res.interpretErr != nil && interpretErr == nil {
+			interpretErr = res.interpretErr
 		}
 		if !res.item.Applied {
 			allApplied = false
@@ -166,7 +182,13 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		}
 		allCurrent = allCurrent && res.current
 		if res.reflected != nil {
-			reflected = append(reflected, res.reflected)
+			// Aggregation sees the whole reflected status, even one too
+			// large for the binding.
+			item := res.item
+			if data, err := json.Marshal(res.reflected); err == nil {
+				item.Status = &runtime.RawExtension{Raw: data}
+			}
+			reflected = append(reflected, item)
 		}
 	}
 	for _, item := range status.AggregatedStatus {
@@ -202,6 +224,18 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
 	meta.RemoveStatusCondition(&newStatus.Conditions, workv1alpha2.Released)
 
+	// The template's status is aggregated before the binding's is written,
+	// so that a failing aggregation script shows in the same write.
+	aggErr := r.aggregateTemplateStatus(ctx, key, spec.Resource.ResourceVersion, template, gvr, reflected, allCurrent && allApplied && !suspended)
+	if _, ok := interpreter.AsError(aggErr); ok {
+		if interpretErr == nil {
+			interpretErr = aggErr
+		}
+	} else if aggErr != nil {
+		errs = append(errs, aggErr)
+	}
+	interpreter.RecordFailure(&newStatus.Conditions, b.GetGeneration(), interpretErr, executorOperations...)
+
 	result := reconcile.Result{RequeueAfter: retry}
 	if !equality.Semantic.DeepEqual(status, newStatus) {
 		wait, err := r.writeStatus(ctx, b, newStatus)
@@ -211,9 +245,6 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
 			result.RequeueAfter = wait
 		}
-	}
-	if err := r.aggregateTemplateStatus(ctx, key, spec.Resource.ResourceVersion, template, gvr, gk, reflected, allCurrent && allApplied && !suspended); err != nil {
-		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return result, fmt.Errorf("binding %s: %v", key, errs)
@@ -258,7 +289,10 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if err != nil {
 		return fail(fmt.Errorf("cluster %s: %w", cluster, err))
 	}
-	desired := interpreter.Render(template, replicas)
+	desired, err := r.interp.Render(ctx, template, replicas)
+	if err != nil {
+		return res.interpretationFailed(err)
+	}
 	gvk := desired.GroupVersionKind()
 	mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
@@ -282,9 +316,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		r.overrideFailed(b, cluster, err)
 		res.item.AppliedMessage = truncate(err.Error(), maxItemMessage)
 		if live := getLive(lister, template.GetNamespace(), template.GetName()); live != nil && r.ownedBy(b, live) {
-			res.item.Health = interpreter.Health(live)
-			res.reflected = interpreter.ReflectStatus(live)
-			res.item.Status = rawStatus(res.reflected)
+			r.observe(ctx, &res, live)
 		}
 		return res
 	}
@@ -326,9 +358,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 
 	res.current = live != nil && live.GetAnnotations()[names.ManifestHashAnnotation] == hash
 	if live != nil {
-		res.item.Health = interpreter.Health(live)
-		res.reflected = interpreter.ReflectStatus(live)
-		res.item.Status = rawStatus(res.reflected)
+		r.observe(ctx, &res, live)
 	}
 	if live != nil && res.current {
 		if drifted, path := interpreter.Drifted(desired, live); !drifted {
@@ -345,8 +375,10 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if err := r.ensureNamespace(ctx, member, cluster, desired.GetNamespace()); err != nil {
 		return fail(err)
 	}
-	if interpreter.RetainsReplicas(template) {
-		keepReplicas(desired, live, replicas)
+	// What the member owns is kept after hashing, so that a member HPA's
+	// scaling never looks like drift.
+	if desired, err = r.interp.Retain(ctx, template, desired, live, replicas); err != nil {
+		return res.interpretationFailed(err)
 	}
 	force := true
 	applied, err := member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace()).Apply(ctx, desired.GetName(), desired,
@@ -365,10 +397,31 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	}
 	res.item.Applied, res.item.AppliedMessage = true, tookOver
 	res.current = true
-	res.item.Health = interpreter.Health(applied)
-	res.reflected = interpreter.ReflectStatus(applied)
-	res.item.Status = rawStatus(res.reflected)
+	r.observe(ctx, &res, applied)
 	return res
+}
+
+// observe records a member object's health and reflected status in res.
+func (r *reconciler) observe(ctx context.Context, res *clusterResult, live *unstructured.Unstructured) {
+	health, err := r.interp.Health(ctx, live)
+	if err != nil {
+		res.interpretErr = err
+	}
+	res.item.Health = health
+	reflected, err := r.interp.ReflectStatus(ctx, live)
+	if err != nil {
+		res.interpretErr = err
+		return
+	}
+	res.reflected = reflected
+	res.item.Status = rawStatus(reflected)
+}
+
+// executorOperations are the interpreter operations the executor runs; it
+// clears only the Interpreted conditions they left.
+var executorOperations = []interpreter.Operation{
+	interpreter.ReplicaRevision, interpreter.Retention, interpreter.StatusReflection,
+	interpreter.HealthInterpretation, interpreter.StatusAggregation,
 }
 
 // TookOverAnnotation marks a member object that existed before atoll took
@@ -734,10 +787,10 @@ func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *w
 // aggregateTemplateStatus writes the members' summed status onto the
 // template when it differs from what the template shows.
 func (r *reconciler) aggregateTemplateStatus(ctx context.Context, key types.NamespacedName, recordedRV string, template *unstructured.Unstructured, gvr schema.GroupVersionResource,
-	gk schema.GroupKind, reflected []map[string]any, allCurrent bool) error {
-	want := interpreter.AggregateStatus(gk, template.GetGeneration(), reflected, allCurrent)
-	if want == nil {
-		return nil
+	items []workv1alpha2.AggregatedStatusItem, allCurrent bool) error {
+	want, err := r.interp.AggregateStatus(ctx, template, items, allCurrent)
+	if err != nil || want == nil {
+		return err
 	}
 	have, _, _ := unstructured.NestedMap(template.Object, "status")
 	changed := false
@@ -869,25 +922,6 @@ func waitSynced(ctx context.Context, member *clustercache.Member, gvr schema.Gro
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return cache.WaitForCacheSync(ctx.Done(), func() bool { return member.HasSynced(gvr) })
-}
-
-// keepReplicas fills spec.replicas of a workload whose members own its
-// replicas (a member HPA scales it): the member's current value when the
-// object exists, the template's share when atoll creates it. Applying the
-// field keeps atoll a co-owner at the member's value; omitting it would make
-// server-side apply remove a field atoll alone owned, resetting the member
-// to one replica. The manifest hash is computed before this, so HPA scaling
-// never causes a re-apply.
-func keepReplicas(desired, live *unstructured.Unstructured, share *int64) {
-	if live != nil {
-		if n, found, _ := unstructured.NestedInt64(live.Object, "spec", "replicas"); found {
-			_ = unstructured.SetNestedField(desired.Object, n, "spec", "replicas")
-		}
-		return
-	}
-	if share != nil {
-		_ = unstructured.SetNestedField(desired.Object, *share, "spec", "replicas")
-	}
 }
 
 func sameClusters(a, b *workv1alpha2.ResourceBindingStatus) bool {

@@ -30,14 +30,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
-// IndexRequiredBy indexes attached ResourceBindings by the names of the
+// IndexRequiredBy (indexer.RequiredBy) indexes attached ResourceBindings by the names of the
 // bindings in their spec.requiredBy (same namespace).
-const IndexRequiredBy = "dependencies.atoll.dev/requiredBy"
+const IndexRequiredBy = indexer.RequiredBy
 
 // conflictRetryDelay is how soon a reconcile that lost an optimistic-lock
 // race runs again.
@@ -48,19 +49,27 @@ type Options struct {
 	// Workers is the number of concurrent reconciles (default 2, Karmada's
 	// --concurrent-dependent-resource-syncs).
 	Workers int
+	// Interpreter lists a workload's dependencies. Default
+	// interpreter.Native.
+	Interpreter *interpreter.Interpreter
 }
 
+// Dependency is one object a workload needs (Karmada's
+// DependentObjectReference).
+type Dependency = interpreter.Dependency
+
 // dependencyKinds are the watched dependency kinds (all core/v1).
-var dependencyKinds = []string{KindConfigMap, KindSecret, KindServiceAccount, KindPersistentVolumeClaim}
+var dependencyKinds = []string{interpreter.KindConfigMap, interpreter.KindSecret, interpreter.KindServiceAccount, interpreter.KindPersistentVolumeClaim}
 
 type depKey struct {
-	Namespace, Kind, Name string
+	Namespace, APIVersion, Kind, Name string
 }
 
 type parsed struct {
-	uid  types.UID
-	rv   string
-	deps []Dependency
+	uid     types.UID
+	rv      string
+	version string // of the interpreter that listed deps
+	deps    []Dependency
 }
 
 type reconciler struct {
@@ -69,6 +78,7 @@ type reconciler struct {
 	dynamic dynamic.Interface
 	mapper  meta.RESTMapper
 	newID   func() string
+	interp  *interpreter.Interpreter
 
 	mu     sync.Mutex
 	parsed map[types.NamespacedName]parsed
@@ -79,6 +89,9 @@ type reconciler struct {
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if opts.Workers <= 0 {
 		opts.Workers = 2
+	}
+	if opts.Interpreter == nil {
+		opts.Interpreter = interpreter.Native
 	}
 	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
@@ -94,11 +107,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(objects); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &workv1alpha2.ResourceBinding{}, IndexRequiredBy, indexRequiredBy); err != nil {
-		return fmt.Errorf("dependencies: index: %w", err)
-	}
 	r := &reconciler{
 		client: mgr.GetClient(), objects: objects, dynamic: dyn, mapper: mgr.GetRESTMapper(), newID: uuid.NewString,
+		interp: opts.Interpreter,
 		parsed: map[types.NamespacedName]parsed{}, wanted: map[depKey]map[types.NamespacedName]bool{},
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -124,18 +135,6 @@ func metadataOf(kind string) *metav1.PartialObjectMetadata {
 // adopts the binding and the scheduler places it by the policy).
 func isAttached(b client.Object) bool { return names.IsAttached(b.GetLabels()) }
 
-func indexRequiredBy(o client.Object) []string {
-	b, ok := o.(*workv1alpha2.ResourceBinding)
-	if !ok || !isAttached(b) {
-		return nil
-	}
-	out := make([]string, 0, len(b.Spec.RequiredBy))
-	for _, s := range b.Spec.RequiredBy {
-		out = append(out, s.Name)
-	}
-	return out
-}
-
 // mapBinding: a binding reconciles itself, and a binding with requirers
 // (attached, or a dependency's own binding that lists them) its requirers,
 // so an attached binding changed or deleted by someone else is restored,
@@ -160,7 +159,7 @@ func (r *reconciler) mapDependency(kind string) func(context.Context, *metav1.Pa
 	return func(ctx context.Context, m *metav1.PartialObjectMetadata) []reconcile.Request {
 		set := map[types.NamespacedName]bool{}
 		r.mu.Lock()
-		for k := range r.wanted[depKey{Namespace: m.Namespace, Kind: kind, Name: m.Name}] {
+		for k := range r.wanted[depKey{Namespace: m.Namespace, APIVersion: "v1", Kind: kind, Name: m.Name}] {
 			set[k] = true
 		}
 		r.mu.Unlock()
@@ -197,7 +196,16 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if isAttached(&b) && len(b.Spec.RequiredBy) == 0 {
 			return reconcile.Result{}, r.pruneKept(ctx, &b)
 		}
-		if deps, err = r.dependenciesOf(ctx, &b); err != nil {
+		deps, err = r.dependenciesOf(ctx, &b)
+		if werr := r.recordInterpretation(ctx, &b, err); werr != nil {
+			return reconcile.Result{}, werr
+		}
+		if _, failed := interpreter.AsError(err); failed {
+			// The kind's script fails: nothing is attached or detached
+			// until it works (retried a minute later).
+			return reconcile.Result{RequeueAfter: time.Minute}, nil
+		}
+		if err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -246,15 +254,17 @@ func (r *reconciler) dependenciesOf(ctx context.Context, b *workv1alpha2.Resourc
 	if err != nil {
 		return nil, nil // not a resource anyone can propagate
 	}
-	gk := gv.WithKind(res.Kind).GroupKind()
-	if !IsWorkload(gk) {
+	gvk := gv.WithKind(res.Kind)
+	gk := gvk.GroupKind()
+	if !r.interp.HasDependencies(ctx, gvk) {
 		return nil, nil
 	}
 	key := client.ObjectKeyFromObject(b)
 	r.mu.Lock()
 	p, ok := r.parsed[key]
 	r.mu.Unlock()
-	if ok && p.uid == res.UID && p.rv == res.ResourceVersion && p.rv != "" {
+	version := r.interp.Version(ctx, gvk, interpreter.DependencyInterpretation)
+	if ok && p.uid == res.UID && p.rv == res.ResourceVersion && p.rv != "" && p.version == version {
 		return p.deps, nil
 	}
 	mapping, err := r.mapper.RESTMapping(gk, gv.Version)
@@ -269,12 +279,16 @@ func (r *reconciler) dependenciesOf(ctx context.Context, b *workv1alpha2.Resourc
 	if err != nil {
 		return nil, fmt.Errorf("binding %s: reading %s %s/%s: %w", key, res.Kind, res.Namespace, res.Name, err)
 	}
-	deps, err := Of(t)
+	deps, err := r.interp.Dependencies(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	deps, err = sameNamespace(deps, res.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
-	r.parsed[key] = parsed{uid: res.UID, rv: res.ResourceVersion, deps: deps}
+	r.parsed[key] = parsed{uid: res.UID, rv: res.ResourceVersion, version: version, deps: deps}
 	r.mu.Unlock()
 	return deps, nil
 }
@@ -292,7 +306,7 @@ func (r *reconciler) remember(key types.NamespacedName, deps []Dependency) {
 		}
 	}
 	for _, d := range deps {
-		k := depKey{Namespace: key.Namespace, Kind: d.Kind, Name: d.Name}
+		k := depKey{Namespace: key.Namespace, APIVersion: d.APIVersion, Kind: d.Kind, Name: d.Name}
 		if r.wanted[k] == nil {
 			r.wanted[k] = map[types.NamespacedName]bool{}
 		}
@@ -307,20 +321,25 @@ func (r *reconciler) remember(key types.NamespacedName, deps []Dependency) {
 // whether b keeps requiring that binding (false when the dependency does
 // not exist in the control plane).
 func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding, d Dependency) (bool, error) {
-	obj := metadataOf(d.Kind)
+	gv, err := schema.ParseGroupVersion(d.APIVersion)
+	if err != nil {
+		return false, fmt.Errorf("dependency %s %s: apiVersion: %w", d.Kind, d.Name, err)
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(gv.WithKind(d.Kind))
 	if err := r.objects.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: d.Name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
 		return true, fmt.Errorf("reading %s %s/%s: %w", d.Kind, b.Namespace, d.Name, err)
 	}
-	ref := workv1alpha2.ObjectReference{APIVersion: "v1", Kind: d.Kind, Namespace: b.Namespace, Name: d.Name,
+	ref := workv1alpha2.ObjectReference{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: b.Namespace, Name: d.Name,
 		UID: obj.UID, ResourceVersion: obj.ResourceVersion}
 	key := types.NamespacedName{Namespace: b.Namespace, Name: names.BindingName(d.Kind, d.Name)}
 	snap := snapshotOf(b)
 
 	var existing workv1alpha2.ResourceBinding
-	err := r.client.Get(ctx, key, &existing)
+	err = r.client.Get(ctx, key, &existing)
 	if apierrors.IsNotFound(err) {
 		a := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{
 			Namespace: key.Namespace, Name: key.Name,
@@ -567,4 +586,37 @@ func reachedChanged() predicate.Funcs {
 			return !slices.Equal(names(e.ObjectOld), names(e.ObjectNew))
 		},
 	}
+}
+
+// sameNamespace keeps the named dependencies in the workload's namespace
+// (an empty namespace means it). A dependency selected by label, or in
+// another namespace, is refused with an error naming it: an attached
+// binding lives in its workload's namespace, and a workload may not pull
+// another namespace's objects into its clusters.
+func sameNamespace(deps []Dependency, ns string) ([]Dependency, error) {
+	out := make([]Dependency, 0, len(deps))
+	for _, d := range deps {
+		switch {
+		case d.LabelSelector != nil:
+			return nil, fmt.Errorf("dependency %s selected by labelSelector: only dependencies named by name are supported", d.Kind)
+		case d.Namespace != "" && d.Namespace != ns:
+			return nil, fmt.Errorf("dependency %s %s/%s: not in the workload's namespace %s", d.Kind, d.Namespace, d.Name, ns)
+		}
+		d.Namespace = ""
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// recordInterpretation makes b's Interpreted condition say whether its
+// dependencyInterpretation script failed (err).
+func (r *reconciler) recordInterpretation(ctx context.Context, b *workv1alpha2.ResourceBinding, err error) error {
+	updated := b.DeepCopy()
+	if !interpreter.RecordFailure(&updated.Status.Conditions, b.Generation, err, interpreter.DependencyInterpretation) {
+		return nil
+	}
+	if werr := r.client.Status().Patch(ctx, updated, client.MergeFrom(b), client.FieldOwner(names.FieldManager)); werr != nil {
+		return fmt.Errorf("recording the interpretation of binding %s: %w", klog.KObj(b), werr)
+	}
+	return nil
 }

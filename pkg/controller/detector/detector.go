@@ -26,17 +26,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
+	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 )
 
 // Name of the detector (work queue, logger, readiness check).
 const Name = "detector"
 
-// IndexPolicySelectorGVK indexes PropagationPolicies and
-// ClusterPropagationPolicies by "apiVersion|kind" of each resource selector,
-// so a template is only compared with the policies that name its kind.
-const IndexPolicySelectorGVK = "detector.atoll.dev/selector-gvk"
+// IndexPolicySelectorGVK (indexer.PolicySelectorGroupKind) indexes
+// PropagationPolicies and ClusterPropagationPolicies by the group and kind
+// of each resource selector, so a template is only compared with the
+// policies that name its kind.
+const IndexPolicySelectorGVK = indexer.PolicySelectorGroupKind
+
+// selectorKey is the index key of a template.
+func selectorKey(apiVersion, kind string) string { return indexer.SelectorKey(apiVersion, kind) }
 
 // claimIndex indexes templates in the detector's informers by the permanent
 // id of the policy that claimed them.
@@ -100,11 +106,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		clock:     clock.RealClock{},
 		resources: map[schema.GroupVersionResource]*watched{},
 		byGK:      map[schema.GroupKind]*watched{},
-	}
-	for _, obj := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, IndexPolicySelectorGVK, policySelectorKeys); err != nil {
-			return fmt.Errorf("detector: indexing %T: %w", obj, err)
-		}
 	}
 	if err := mgr.AddReadyzCheck(Name, d.readyz); err != nil {
 		return fmt.Errorf("detector: readiness check: %w", err)
@@ -185,6 +186,7 @@ func (d *Detector) Start(ctx context.Context) error {
 		{&policyv1alpha1.ClusterPropagationPolicy{}, d.policyHandler()},
 		{&workv1alpha2.ResourceBinding{}, d.bindingHandler()},
 		{&workv1alpha2.ClusterResourceBinding{}, d.bindingHandler()},
+		{&configv1alpha1.ResourceInterpreterCustomization{}, d.customizationHandler()},
 	}
 	for _, h := range handlers {
 		inf, err := d.cache.GetInformer(ctx, h.obj)
@@ -407,41 +409,4 @@ func claimIndexFunc(obj any) ([]string, error) {
 		}
 	}
 	return ids, nil
-}
-
-// policySelectorKeys is the IndexPolicySelectorGVK index function.
-func policySelectorKeys(obj client.Object) []string {
-	var spec *policyv1alpha1.PropagationSpec
-	switch p := obj.(type) {
-	case *policyv1alpha1.PropagationPolicy:
-		spec = &p.Spec
-	case *policyv1alpha1.ClusterPropagationPolicy:
-		spec = &p.Spec
-	default:
-		return nil
-	}
-	var keys []string
-	seen := map[string]bool{}
-	for _, s := range spec.ResourceSelectors {
-		k := selectorKey(s.APIVersion, s.Kind)
-		if k == "" {
-			continue
-		}
-		if !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}
-
-// selectorKey is the index key of a selector or template: group and kind,
-// so a selector naming any served version of a resource finds templates
-// watched at the preferred one ("" for an apiVersion that does not parse).
-func selectorKey(apiVersion, kind string) string {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return ""
-	}
-	return gv.Group + "|" + kind
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
@@ -290,4 +291,38 @@ func madeByDetector(m metav1.Object) bool {
 		}
 	}
 	return false
+}
+
+// customizationHandler re-reads the templates of a customization's target
+// kind when the customization changes: their replicas may read differently
+// now (the fingerprint includes the customization's version).
+func (d *Detector) customizationHandler() toolscache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		ric, ok := obj.(*configv1alpha1.ResourceInterpreterCustomization)
+		if !ok {
+			return
+		}
+		gv, err := schema.ParseGroupVersion(ric.Spec.Target.APIVersion)
+		if err != nil {
+			return
+		}
+		w := d.watchedGK(gv.WithKind(ric.Spec.Target.Kind).GroupKind())
+		if w == nil {
+			return
+		}
+		for _, key := range w.informer.GetStore().ListKeys() {
+			ns, name, err := toolscache.SplitMetaNamespaceKey(key)
+			if err == nil {
+				d.enqueue(lowPriority, item{GVR: w.GVR, Namespace: ns, Name: name})
+			}
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { enqueue(obj) },
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: enqueue,
+	}
 }

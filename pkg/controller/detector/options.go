@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -29,6 +30,9 @@ type Options struct {
 	RediscoveryPeriod time.Duration
 	// Workers bounds concurrent reconciles. Default 4.
 	Workers int
+	// Interpreter reads replicas from templates. Default
+	// interpreter.Native.
+	Interpreter *interpreter.Interpreter
 }
 
 // DefaultSkippedNamespaces are the namespaces skipped by default: the
@@ -72,6 +76,9 @@ func DefaultSkippedResources() []schema.GroupResource {
 }
 
 func (o *Options) defaults() {
+	if o.Interpreter == nil {
+		o.Interpreter = interpreter.Native
+	}
 	if o.SkippedNamespaces == nil {
 		o.SkippedNamespaces = DefaultSkippedNamespaces()
 	}

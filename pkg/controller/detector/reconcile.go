@@ -16,6 +16,8 @@ import (
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -207,7 +209,12 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		Policy:      p,
 		Cluster:     !w.Namespaced,
 	}
-	gk := w.GVK().GroupKind()
+	// The fingerprint includes the customization reading the replicas, so
+	// that a changed script is run again on unchanged templates.
+	interp := d.opts.Interpreter
+	version := interp.Version(ctx, w.GVK(), interpreter.ReplicaResource)
+	in.Fingerprint = withVersion(in.Fingerprint, version)
+	var interpretErr error
 	if existing != nil && existing.GetAnnotations()[TemplateFingerprintAnnotation] == in.Fingerprint &&
 		bindingSpec(existing).Resource.UID == m.UID {
 		// Same template version as last time: keep what the binding says
@@ -215,7 +222,7 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		spec := bindingSpec(existing)
 		in.Resource.ResourceVersion = spec.Resource.ResourceVersion
 		in.Workload = workload{Replicas: spec.Replicas, Requirements: spec.ReplicaRequirements}
-	} else if isWorkload(gk) {
+	} else if interp.HasReplicas(ctx, w.GVK()) {
 		full, err := d.dynamic.Resource(w.GVR).Namespace(m.Namespace).Get(ctx, m.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil // the delete event follows
@@ -223,13 +230,22 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		if err != nil {
 			return fmt.Errorf("reading %s %s: %w", w.Kind, klog.KObj(m), err)
 		}
-		wl, err := interpretWorkload(gk, full)
-		if err != nil {
+		replicas, requirements, err := interp.Replicas(ctx, full)
+		if _, ok := interpreter.AsError(err); ok {
+			// The kind's script fails: the binding says so and keeps the
+			// replicas it had (none for a new one, which the scheduler then
+			// leaves unplaced); fixing the script runs it again.
+			interpretErr = err
+			if existing != nil {
+				spec := bindingSpec(existing)
+				replicas, requirements = spec.Replicas, spec.ReplicaRequirements
+			}
+		} else if err != nil {
 			return err
 		}
-		in.Workload = wl
+		in.Workload = workload{Replicas: replicas, Requirements: requirements}
 		in.Resource.UID, in.Resource.ResourceVersion = full.GetUID(), full.GetResourceVersion()
-		in.Fingerprint = fingerprint(full)
+		in.Fingerprint = withVersion(fingerprint(full), version)
 	}
 
 	if existing == nil {
@@ -245,13 +261,13 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		}
 		bindingsWritten.WithLabelValues("create").Inc()
 		d.log.V(1).Info("Binding created", "binding", klog.KObj(obj), "policy", policyRef(p))
-		return nil
+		return d.recordInterpretation(ctx, obj, interpretErr)
 	}
 	updated := existing.DeepCopyObject().(client.Object)
 	meta, spec := bindingParts(updated)
 	renderBinding(meta, spec, in, d.newID)
 	if equality.Semantic.DeepEqual(existing, updated) {
-		return nil
+		return d.recordInterpretation(ctx, updated, interpretErr)
 	}
 	patch := client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})
 	if err := d.client.Patch(ctx, updated, patch, client.FieldOwner(fieldManager)); err != nil {
@@ -259,7 +275,34 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 	}
 	bindingsWritten.WithLabelValues("update").Inc()
 	d.log.V(1).Info("Binding updated", "binding", klog.KObj(updated), "policy", policyRef(p))
+	return d.recordInterpretation(ctx, updated, interpretErr)
+}
+
+// recordInterpretation makes b's Interpreted condition say whether its
+// replicaResource script failed (err), writing status only on a change.
+func (d *Detector) recordInterpretation(ctx context.Context, b client.Object, err error) error {
+	status := bindingkind.Status(b)
+	before := status.DeepCopy()
+	if !interpreter.RecordFailure(&status.Conditions, b.GetGeneration(), err, interpreter.ReplicaResource) {
+		return nil
+	}
+	original := b.DeepCopyObject().(client.Object)
+	*bindingkind.Status(original) = *before
+	if e := d.client.Status().Patch(ctx, b, client.MergeFrom(original), client.FieldOwner(fieldManager)); e != nil {
+		return fmt.Errorf("recording the interpretation of binding %s: %w", klog.KObj(b), e)
+	}
+	if err != nil {
+		d.log.Info("Interpreter script failed", "binding", klog.KObj(b), "err", err.Error())
+	}
 	return nil
+}
+
+// withVersion appends the interpreter version to a fingerprint.
+func withVersion(fp, version string) string {
+	if version == "" {
+		return fp
+	}
+	return fp + "+" + version
 }
 
 // releaseBinding lets a binding go when no policy claims its template any
@@ -354,27 +397,14 @@ func refersTo(b client.Object, ref workv1alpha2.ObjectReference) bool {
 	return hgv.Group == wgv.Group && have.Kind == ref.Kind && have.Namespace == ref.Namespace && have.Name == ref.Name
 }
 
-func newBinding(cluster bool) client.Object {
-	if cluster {
-		return &workv1alpha2.ClusterResourceBinding{}
-	}
-	return &workv1alpha2.ResourceBinding{}
-}
+func newBinding(cluster bool) client.Object { return bindingkind.New(cluster) }
 
 func bindingParts(obj client.Object) (*metav1.ObjectMeta, *workv1alpha2.ResourceBindingSpec) {
-	switch b := obj.(type) {
-	case *workv1alpha2.ResourceBinding:
-		return &b.ObjectMeta, &b.Spec
-	case *workv1alpha2.ClusterResourceBinding:
-		return &b.ObjectMeta, &b.Spec
-	}
-	panic(fmt.Sprintf("detector: %T is not a binding", obj))
+	meta, spec, _ := bindingkind.Parts(obj)
+	return meta, spec
 }
 
-func bindingSpec(obj client.Object) *workv1alpha2.ResourceBindingSpec {
-	_, spec := bindingParts(obj)
-	return spec
-}
+func bindingSpec(obj client.Object) *workv1alpha2.ResourceBindingSpec { return bindingkind.Spec(obj) }
 
 func policyRef(p *Policy) string {
 	if p.Cluster {

@@ -1,16 +1,7 @@
 package detector
 
 import (
-	"fmt"
-
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	resourcehelper "k8s.io/component-helpers/resource"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
@@ -20,108 +11,6 @@ import (
 type workload struct {
 	Replicas     int32
 	Requirements *workv1alpha2.ReplicaRequirements
-}
-
-var (
-	deploymentGK  = schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	statefulSetGK = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
-	replicaSetGK  = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
-	jobGK         = schema.GroupKind{Group: "batch", Kind: "Job"}
-	podGK         = schema.GroupKind{Kind: "Pod"}
-)
-
-// isWorkload reports whether the binding of a gk template carries replicas
-// and replica requirements, which need the full template (the detector only
-// caches metadata). These are Karmada's native replica interpreters.
-func isWorkload(gk schema.GroupKind) bool {
-	switch gk {
-	case deploymentGK, statefulSetGK, replicaSetGK, jobGK, podGK:
-		return true
-	}
-	return false
-}
-
-// interpretWorkload reads replicas and the requirements of one replica from
-// a full template, as Karmada's native interpreter: spec.replicas of
-// Deployments, StatefulSets and ReplicaSets, spec.parallelism of Jobs, 1 for
-// a Pod; the requirements come from the pod template.
-func interpretWorkload(gk schema.GroupKind, obj *unstructured.Unstructured) (workload, error) {
-	var replicas *int32
-	var podSpec *corev1.PodSpec
-	switch gk {
-	case deploymentGK:
-		o := &appsv1.Deployment{}
-		if err := fromUnstructured(obj, o); err != nil {
-			return workload{}, err
-		}
-		replicas, podSpec = o.Spec.Replicas, &o.Spec.Template.Spec
-	case statefulSetGK:
-		o := &appsv1.StatefulSet{}
-		if err := fromUnstructured(obj, o); err != nil {
-			return workload{}, err
-		}
-		replicas, podSpec = o.Spec.Replicas, &o.Spec.Template.Spec
-	case replicaSetGK:
-		o := &appsv1.ReplicaSet{}
-		if err := fromUnstructured(obj, o); err != nil {
-			return workload{}, err
-		}
-		replicas, podSpec = o.Spec.Replicas, &o.Spec.Template.Spec
-	case jobGK:
-		o := &batchv1.Job{}
-		if err := fromUnstructured(obj, o); err != nil {
-			return workload{}, err
-		}
-		replicas, podSpec = o.Spec.Parallelism, &o.Spec.Template.Spec
-	case podGK:
-		o := &corev1.Pod{}
-		if err := fromUnstructured(obj, o); err != nil {
-			return workload{}, err
-		}
-		one := int32(1)
-		replicas, podSpec = &one, &o.Spec
-	default:
-		return workload{}, nil
-	}
-	w := workload{Requirements: replicaRequirements(podSpec)}
-	if replicas != nil {
-		w.Replicas = *replicas
-	}
-	return w, nil
-}
-
-func fromUnstructured(obj *unstructured.Unstructured, into any) error {
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, into); err != nil {
-		return fmt.Errorf("decoding %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
-	}
-	return nil
-}
-
-// replicaRequirements are the resources one replica requests (the
-// Kubernetes effective pod request: containers summed, init containers as
-// their maximum, sidecars and pod overhead included) and its hard node
-// constraints (Karmada's nodeClaim). nil when there are neither.
-func replicaRequirements(spec *corev1.PodSpec) *workv1alpha2.ReplicaRequirements {
-	requests := resourcehelper.PodRequests(&corev1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{})
-	if len(requests) == 0 {
-		requests = nil
-	}
-	claim := nodeClaim(spec)
-	if requests == nil && claim == nil {
-		return nil
-	}
-	return &workv1alpha2.ReplicaRequirements{NodeClaim: claim, ResourceRequest: requests}
-}
-
-func nodeClaim(spec *corev1.PodSpec) *workv1alpha2.NodeClaim {
-	claim := &workv1alpha2.NodeClaim{NodeSelector: spec.NodeSelector, Tolerations: spec.Tolerations}
-	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		claim.HardNodeAffinity = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	}
-	if len(claim.NodeSelector) == 0 && len(claim.Tolerations) == 0 && claim.HardNodeAffinity == nil {
-		return nil
-	}
-	return claim
 }
 
 // bindingInput is what a binding is rendered from.

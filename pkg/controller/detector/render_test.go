@@ -9,126 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
-
-func container(name string, requests map[string]string) map[string]any {
-	c := map[string]any{"name": name, "image": "nginx"}
-	if requests != nil {
-		r := map[string]any{}
-		for k, v := range requests {
-			r[k] = v
-		}
-		c["resources"] = map[string]any{"requests": r}
-	}
-	return c
-}
-
-func podSpec(containers ...map[string]any) map[string]any {
-	list := make([]any, len(containers))
-	for i, c := range containers {
-		list[i] = c
-	}
-	return map[string]any{"containers": list}
-}
-
-func workloadObj(apiVersion, kind string, spec map[string]any) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": apiVersion, "kind": kind,
-		"metadata": map[string]any{"name": "w", "namespace": "ns"},
-		"spec":     spec,
-	}}
-}
-
-func resources(kv ...string) corev1.ResourceList {
-	l := corev1.ResourceList{}
-	for i := 0; i < len(kv); i += 2 {
-		l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-	}
-	return l
-}
-
-func TestInterpretWorkload(t *testing.T) {
-	twoContainers := podSpec(container("a", map[string]string{"cpu": "100m", "memory": "64Mi"}), container("b", map[string]string{"cpu": "200m"}))
-	withInit := podSpec(container("a", map[string]string{"cpu": "100m"}))
-	withInit["initContainers"] = []any{container("init", map[string]string{"cpu": "1", "memory": "10Mi"})}
-	constrained := podSpec(container("a", nil))
-	constrained["nodeSelector"] = map[string]any{"disk": "ssd"}
-	constrained["tolerations"] = []any{map[string]any{"key": "gpu", "operator": "Exists"}}
-
-	cases := map[string]struct {
-		gk   schema.GroupKind
-		obj  *unstructured.Unstructured
-		want workload
-	}{
-		"deployment sums containers": {deploymentGK,
-			workloadObj("apps/v1", "Deployment", map[string]any{"replicas": int64(3), "template": map[string]any{"spec": twoContainers}}),
-			workload{Replicas: 3, Requirements: &workv1alpha2.ReplicaRequirements{ResourceRequest: resources("cpu", "300m", "memory", "64Mi")}}},
-		"deployment without replicas": {deploymentGK,
-			workloadObj("apps/v1", "Deployment", map[string]any{"template": map[string]any{"spec": twoContainers}}),
-			workload{Replicas: 0, Requirements: &workv1alpha2.ReplicaRequirements{ResourceRequest: resources("cpu", "300m", "memory", "64Mi")}}},
-		"statefulset init container max": {statefulSetGK,
-			workloadObj("apps/v1", "StatefulSet", map[string]any{"replicas": int64(2), "template": map[string]any{"spec": withInit}}),
-			workload{Replicas: 2, Requirements: &workv1alpha2.ReplicaRequirements{ResourceRequest: resources("cpu", "1", "memory", "10Mi")}}},
-		"replicaset": {replicaSetGK,
-			workloadObj("apps/v1", "ReplicaSet", map[string]any{"replicas": int64(4), "template": map[string]any{"spec": twoContainers}}),
-			workload{Replicas: 4, Requirements: &workv1alpha2.ReplicaRequirements{ResourceRequest: resources("cpu", "300m", "memory", "64Mi")}}},
-		"job parallelism": {jobGK,
-			workloadObj("batch/v1", "Job", map[string]any{"parallelism": int64(5), "completions": int64(10), "template": map[string]any{"spec": twoContainers}}),
-			workload{Replicas: 5, Requirements: &workv1alpha2.ReplicaRequirements{ResourceRequest: resources("cpu", "300m", "memory", "64Mi")}}},
-		"pod is one replica": {podGK,
-			workloadObj("v1", "Pod", twoContainers),
-			workload{Replicas: 1, Requirements: &workv1alpha2.ReplicaRequirements{ResourceRequest: resources("cpu", "300m", "memory", "64Mi")}}},
-		"no requests, no requirements": {deploymentGK,
-			workloadObj("apps/v1", "Deployment", map[string]any{"replicas": int64(1), "template": map[string]any{"spec": podSpec(container("a", nil))}}),
-			workload{Replicas: 1}},
-		"node claim": {deploymentGK,
-			workloadObj("apps/v1", "Deployment", map[string]any{"replicas": int64(1), "template": map[string]any{"spec": constrained}}),
-			workload{Replicas: 1, Requirements: &workv1alpha2.ReplicaRequirements{NodeClaim: &workv1alpha2.NodeClaim{
-				NodeSelector: map[string]string{"disk": "ssd"},
-				Tolerations:  []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}},
-			}}}},
-		"not a workload": {schema.GroupKind{Kind: "ConfigMap"},
-			&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"a": "b"}}},
-			workload{}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, err := interpretWorkload(tc.gk, tc.obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got, quantityCmp); diff != "" {
-				t.Errorf("interpretWorkload (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-var quantityCmp = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
-
-func TestIsWorkload(t *testing.T) {
-	cases := map[string]struct {
-		gk   schema.GroupKind
-		want bool
-	}{
-		"deployment":          {deploymentGK, true},
-		"job":                 {jobGK, true},
-		"configmap":           {schema.GroupKind{Kind: "ConfigMap"}, false},
-		"deployment of a CRD": {schema.GroupKind{Group: "example.com", Kind: "Deployment"}, false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := isWorkload(tc.gk); got != tc.want {
-				t.Errorf("isWorkload = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
 
 func TestRenderBinding(t *testing.T) {
 	placement := policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m1", "m2"}}}
@@ -146,7 +30,7 @@ func TestRenderBinding(t *testing.T) {
 	}}
 	clusterPolicy := &Policy{Cluster: true, Name: "cpp", PermanentID: "cpp-id", Spec: &policyv1alpha1.PropagationSpec{SchedulerName: "default-scheduler"}}
 	ref := workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "nginx", UID: "uid-1", ResourceVersion: "42"}
-	req := &workv1alpha2.ReplicaRequirements{ResourceRequest: resources("cpu", "300m")}
+	req := &workv1alpha2.ReplicaRequirements{ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m")}}
 	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "nginx", UID: "uid-1", Controller: &preserve, BlockOwnerDeletion: new(false)}
 	newID := func() string { return "new-id" }
 
@@ -421,3 +305,5 @@ func TestWithController(t *testing.T) {
 		})
 	}
 }
+
+var quantityCmp = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,22 +20,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
-// IndexScaleTarget indexes HPAs by "Kind/name" of the apps/v1 Deployment or
-// StatefulSet they scale.
-const IndexScaleTarget = "hpamarker.atoll.dev/scaleTarget"
+// IndexScaleTarget indexes HPAs by the template they scale.
+const IndexScaleTarget = indexer.ScaleTarget
 
-// Key is a template the marker reconciles: an apps Deployment or
-// StatefulSet.
+// Key is a template the marker reconciles: one of a kind whose replicas
+// member HPAs may own (interpreter.ScalableKinds).
 type Key struct {
-	Kind, Namespace, Name string
+	Group, Kind, Namespace, Name string
 }
-
-// targetKinds are the kinds whose replicas member HPAs may own.
-var targetKinds = []string{"Deployment", "StatefulSet"}
 
 // Options configure the controller (none yet).
 type Options struct{}
@@ -45,14 +43,6 @@ type reconciler struct {
 
 // Setup adds the controller to mgr.
 func Setup(ctx context.Context, mgr ctrl.Manager, _ Options) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &autoscalingv2.HorizontalPodAutoscaler{}, IndexScaleTarget, func(o client.Object) []string {
-		if k, ok := targetOf(o.(*autoscalingv2.HorizontalPodAutoscaler)); ok {
-			return []string{k.Kind + "/" + k.Name}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("hpa-marker: index: %w", err)
-	}
 	r := &reconciler{client: mgr.GetClient()}
 	b := builder.TypedControllerManagedBy[Key](mgr).
 		Named("hpa-marker").
@@ -63,10 +53,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, _ Options) error {
 				}
 				return nil
 			})))
-	for _, kind := range targetKinds {
-		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), metadataOf(kind),
+	for _, gk := range interpreter.ScalableKinds() {
+		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), metadataOf(gk),
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, m *metav1.PartialObjectMetadata) []Key {
-				return []Key{{Kind: kind, Namespace: m.Namespace, Name: m.Name}}
+				return []Key{{Group: gk.Group, Kind: gk.Kind, Namespace: m.Namespace, Name: m.Name}}
 			}),
 			predicate.TypedFuncs[*metav1.PartialObjectMetadata]{
 				UpdateFunc: func(e event.TypedUpdateEvent[*metav1.PartialObjectMetadata]) bool {
@@ -77,9 +67,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, _ Options) error {
 	return b.Complete(r)
 }
 
-func metadataOf(kind string) *metav1.PartialObjectMetadata {
+func metadataOf(gk schema.GroupKind) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: kind})
+	m.SetGroupVersionKind(gk.WithVersion("v1"))
 	return m
 }
 
@@ -87,29 +77,28 @@ func metadataOf(kind string) *metav1.PartialObjectMetadata {
 func targetOf(h *autoscalingv2.HorizontalPodAutoscaler) (Key, bool) {
 	ref := h.Spec.ScaleTargetRef
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil || gv.Group != "apps" || ref.Name == "" {
+	if err != nil || ref.Name == "" {
 		return Key{}, false
 	}
-	for _, k := range targetKinds {
-		if ref.Kind == k {
-			return Key{Kind: k, Namespace: h.Namespace, Name: ref.Name}, true
-		}
+	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+	if !slices.Contains(interpreter.ScalableKinds(), gk) {
+		return Key{}, false
 	}
-	return Key{}, false
+	return Key{Group: gk.Group, Kind: gk.Kind, Namespace: h.Namespace, Name: ref.Name}, true
 }
 
 // Reconcile marks or unmarks one template.
 func (r *reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) {
 	var hpas autoscalingv2.HorizontalPodAutoscalerList
 	if err := r.client.List(ctx, &hpas, client.InNamespace(key.Namespace),
-		client.MatchingFields{IndexScaleTarget: key.Kind + "/" + key.Name}, client.UnsafeDisableDeepCopy); err != nil {
+		client.MatchingFields{IndexScaleTarget: indexer.ScaleTargetKey(key.Group, key.Kind, key.Name)}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing HPAs of %s %s/%s: %w", key.Kind, key.Namespace, key.Name, err)
 	}
 	targeted := false
 	for i := range hpas.Items {
 		targeted = targeted || hpas.Items[i].DeletionTimestamp == nil
 	}
-	m := metadataOf(key.Kind)
+	m := metadataOf(schema.GroupKind{Group: key.Group, Kind: key.Kind})
 	if err := r.client.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: key.Name}, m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

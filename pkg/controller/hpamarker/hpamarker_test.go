@@ -21,8 +21,8 @@ func TestTargetOf(t *testing.T) {
 		want   Key
 		wantOK bool
 	}{
-		"deployment":          {hpa: hpa("apps/v1", "Deployment", "web"), want: Key{"Deployment", "ns", "web"}, wantOK: true},
-		"statefulset":         {hpa: hpa("apps/v1", "StatefulSet", "db"), want: Key{"StatefulSet", "ns", "db"}, wantOK: true},
+		"deployment":          {hpa: hpa("apps/v1", "Deployment", "web"), want: Key{"apps", "Deployment", "ns", "web"}, wantOK: true},
+		"statefulset":         {hpa: hpa("apps/v1", "StatefulSet", "db"), want: Key{"apps", "StatefulSet", "ns", "db"}, wantOK: true},
 		"replicaset":          {hpa: hpa("apps/v1", "ReplicaSet", "rs")},
 		"deployment of a CRD": {hpa: hpa("example.com/v1", "Deployment", "web")},
 		"no name":             {hpa: hpa("apps/v1", "Deployment", "")},

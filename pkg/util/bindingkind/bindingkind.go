@@ -3,6 +3,9 @@
 package bindingkind
 
 import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -96,4 +99,46 @@ func (ClusterResourceBinding) Specs(l client.ObjectList) []*workv1alpha2.Resourc
 		out[i] = &items[i].Spec
 	}
 	return out
+}
+
+// Parts returns the metadata, spec and status of a ResourceBinding or
+// ClusterResourceBinding (pointers into obj). It panics on another type: a
+// caller passing one is a programming error.
+func Parts(obj client.Object) (*metav1.ObjectMeta, *workv1alpha2.ResourceBindingSpec, *workv1alpha2.ResourceBindingStatus) {
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return &b.ObjectMeta, &b.Spec, &b.Status
+	case *workv1alpha2.ClusterResourceBinding:
+		return &b.ObjectMeta, &b.Spec, &b.Status
+	}
+	panic(fmt.Sprintf("bindingkind: %T is not a binding", obj))
+}
+
+// Spec returns the spec of a binding of either kind.
+func Spec(obj client.Object) *workv1alpha2.ResourceBindingSpec {
+	_, spec, _ := Parts(obj)
+	return spec
+}
+
+// Status returns the status of a binding of either kind.
+func Status(obj client.Object) *workv1alpha2.ResourceBindingStatus {
+	_, _, status := Parts(obj)
+	return status
+}
+
+// Of returns the kind of a binding object.
+func Of(obj client.Object) Kind {
+	if _, ok := obj.(*workv1alpha2.ClusterResourceBinding); ok {
+		return ClusterResourceBinding{}
+	}
+	return ResourceBinding{}
+}
+
+// New returns an empty binding: a ClusterResourceBinding for a
+// cluster-scoped template, else a ResourceBinding.
+func New(clusterScoped bool) client.Object {
+	if clusterScoped {
+		return &workv1alpha2.ClusterResourceBinding{}
+	}
+	return &workv1alpha2.ResourceBinding{}
 }

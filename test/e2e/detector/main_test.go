@@ -20,6 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	detector "github.com/atoll-dev/atoll/pkg/controller/detector"
+	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/manager"
 	"github.com/atoll-dev/atoll/test/framework"
 )
@@ -49,6 +50,10 @@ func startDetector(t *testing.T) (stop func()) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
 	if err := detector.Setup(ctx, mgr, detector.Options{RediscoveryPeriod: time.Second}); err != nil {
 		cancel()
 		t.Fatal(err)

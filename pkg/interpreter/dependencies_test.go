@@ -1,4 +1,4 @@
-package dependencies
+package interpreter
 
 import (
 	"testing"
@@ -10,8 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
 
 func toUnstructured(t *testing.T, obj runtime.Object, apiVersion, kind string) *unstructured.Unstructured {
@@ -59,12 +57,13 @@ func fullPodSpec() corev1.PodSpec {
 	}
 }
 
-func TestOf(t *testing.T) {
+func TestNativeDependencies(t *testing.T) {
+	d := func(kind, name string) Dependency { return Dependency{APIVersion: "v1", Kind: kind, Name: name} }
 	all := []Dependency{
-		{KindConfigMap, "cm-env"}, {KindConfigMap, "cm-init"}, {KindConfigMap, "cm-proj"}, {KindConfigMap, "cm-vol"},
-		{KindPersistentVolumeClaim, "data"},
-		{KindSecret, "pull"}, {KindSecret, "s-azure"}, {KindSecret, "s-csi"}, {KindSecret, "s-env"}, {KindSecret, "s-envfrom"}, {KindSecret, "s-proj"}, {KindSecret, "s-vol"},
-		{KindServiceAccount, "robot"},
+		d(KindConfigMap, "cm-env"), d(KindConfigMap, "cm-init"), d(KindConfigMap, "cm-proj"), d(KindConfigMap, "cm-vol"),
+		d(KindPersistentVolumeClaim, "data"),
+		d(KindSecret, "pull"), d(KindSecret, "s-azure"), d(KindSecret, "s-csi"), d(KindSecret, "s-env"), d(KindSecret, "s-envfrom"), d(KindSecret, "s-proj"), d(KindSecret, "s-vol"),
+		d(KindServiceAccount, "robot"),
 	}
 	defaultSA := fullPodSpec()
 	defaultSA.ServiceAccountName = "default"
@@ -102,61 +101,12 @@ func TestOf(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := Of(tc.obj)
+			got, err := nativeDependencies(tc.obj)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Of() (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestUpsertAndClusters(t *testing.T) {
-	snap := func(name string, clusters ...string) workv1alpha2.BindingSnapshot {
-		s := workv1alpha2.BindingSnapshot{Namespace: "ns", Name: name}
-		for _, c := range clusters {
-			s.Clusters = append(s.Clusters, workv1alpha2.TargetCluster{Name: c})
-		}
-		return s
-	}
-	cases := map[string]struct {
-		list         []workv1alpha2.BindingSnapshot
-		add          workv1alpha2.BindingSnapshot
-		wantList     []workv1alpha2.BindingSnapshot
-		wantClusters []workv1alpha2.TargetCluster
-	}{
-		"first requirer": {
-			add:          snap("a", "m1"),
-			wantList:     []workv1alpha2.BindingSnapshot{snap("a", "m1")},
-			wantClusters: []workv1alpha2.TargetCluster{{Name: "m1"}},
-		},
-		"second requirer is sorted in and clusters are the union": {
-			list:         []workv1alpha2.BindingSnapshot{snap("b", "m2")},
-			add:          snap("a", "m1", "m2"),
-			wantList:     []workv1alpha2.BindingSnapshot{snap("a", "m1", "m2"), snap("b", "m2")},
-			wantClusters: []workv1alpha2.TargetCluster{{Name: "m1"}, {Name: "m2"}},
-		},
-		"requirer moves": {
-			list:         []workv1alpha2.BindingSnapshot{snap("a", "m1"), snap("b", "m1")},
-			add:          snap("a", "m2"),
-			wantList:     []workv1alpha2.BindingSnapshot{snap("a", "m2"), snap("b", "m1")},
-			wantClusters: []workv1alpha2.TargetCluster{{Name: "m1"}, {Name: "m2"}},
-		},
-		"unscheduled requirer": {
-			add:      snap("a"),
-			wantList: []workv1alpha2.BindingSnapshot{snap("a")},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := upsert(tc.list, tc.add)
-			if diff := cmp.Diff(tc.wantList, got); diff != "" {
-				t.Errorf("upsert (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantClusters, clustersOf(got)); diff != "" {
-				t.Errorf("clustersOf (-want +got):\n%s", diff)
+				t.Errorf("nativeDependencies() (-want +got):\n%s", diff)
 			}
 		})
 	}

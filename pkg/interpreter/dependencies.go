@@ -1,4 +1,4 @@
-package dependencies
+package interpreter
 
 import (
 	"fmt"
@@ -7,17 +7,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 )
 
-// Dependency is one namespaced core/v1 object a workload's pod template
-// refers to.
-type Dependency struct {
-	Kind string // ConfigMap, Secret, ServiceAccount or PersistentVolumeClaim
-	Name string
-}
+// Dependency is one object a workload needs in the clusters it runs in.
+// Karmada's DependentObjectReference; Namespace empty means the workload's.
+type Dependency = configv1alpha1.DependentObjectReference
 
-// Dependency kinds, all core/v1 and namespaced.
+// Kinds a pod template refers to, all core/v1 and namespaced.
 const (
 	KindConfigMap             = "ConfigMap"
 	KindSecret                = "Secret"
@@ -25,34 +23,17 @@ const (
 	KindPersistentVolumeClaim = "PersistentVolumeClaim"
 )
 
-// podSpecPaths says where each workload kind keeps its pod spec (Karmada's
-// native dependency interpreter covers the same kinds).
-var podSpecPaths = map[schema.GroupKind][]string{
-	{Group: "apps", Kind: "Deployment"}:  {"spec", "template", "spec"},
-	{Group: "apps", Kind: "StatefulSet"}: {"spec", "template", "spec"},
-	{Group: "apps", Kind: "ReplicaSet"}:  {"spec", "template", "spec"},
-	{Group: "apps", Kind: "DaemonSet"}:   {"spec", "template", "spec"},
-	{Group: "batch", Kind: "Job"}:        {"spec", "template", "spec"},
-	{Group: "batch", Kind: "CronJob"}:    {"spec", "jobTemplate", "spec", "template", "spec"},
-	{Group: "", Kind: "Pod"}:             {"spec"},
-}
-
-// IsWorkload reports whether templates of kind gk have dependencies.
-func IsWorkload(gk schema.GroupKind) bool {
-	_, ok := podSpecPaths[gk]
-	return ok
-}
-
-// Of returns the dependencies of a workload template, sorted by kind and
-// name, without duplicates: the ConfigMaps, Secrets, PersistentVolumeClaims
-// and ServiceAccount its pod template refers to through volumes (including
-// projected sources and the credentials of storage volumes), env and envFrom of every container, init container and
+// nativeDependencies returns the dependencies of a workload of a native
+// kind, sorted by kind and name, without duplicates: the ConfigMaps,
+// Secrets, PersistentVolumeClaims and ServiceAccount its pod template refers
+// to through volumes (including projected sources and the credentials of
+// storage volumes), env and envFrom of every container, init container and
 // ephemeral container, imagePullSecrets and serviceAccountName. The
 // ServiceAccount "default" is not a dependency: every namespace of every
 // member has its own (Karmada skips it too).
-func Of(template *unstructured.Unstructured) ([]Dependency, error) {
+func nativeDependencies(template *unstructured.Unstructured) ([]Dependency, error) {
 	gk := template.GroupVersionKind().GroupKind()
-	path, ok := podSpecPaths[gk]
+	path, ok := PodSpecPath(gk)
 	if !ok {
 		return nil, nil
 	}
@@ -67,14 +48,15 @@ func Of(template *unstructured.Unstructured) ([]Dependency, error) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {
 		return nil, fmt.Errorf("decoding pod spec of %s %s/%s: %w", gk.Kind, template.GetNamespace(), template.GetName(), err)
 	}
-	return fromPodSpec(&spec), nil
+	return podDependencies(&spec), nil
 }
 
-func fromPodSpec(spec *corev1.PodSpec) []Dependency {
-	set := map[Dependency]bool{}
+func podDependencies(spec *corev1.PodSpec) []Dependency {
+	type key struct{ kind, name string }
+	set := map[key]bool{}
 	add := func(kind, name string) {
 		if name != "" {
-			set[Dependency{Kind: kind, Name: name}] = true
+			set[key{kind, name}] = true
 		}
 	}
 	for _, v := range spec.Volumes {
@@ -136,7 +118,7 @@ func fromPodSpec(spec *corev1.PodSpec) []Dependency {
 	}
 	out := make([]Dependency, 0, len(set))
 	for d := range set {
-		out = append(out, d)
+		out = append(out, Dependency{APIVersion: "v1", Kind: d.kind, Name: d.name})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Kind != out[j].Kind {
