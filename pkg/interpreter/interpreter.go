@@ -157,7 +157,8 @@ func (i *Interpreter) Render(ctx context.Context, template *unstructured.Unstruc
 
 // Retain returns desired with what the member owns in observed kept (nil
 // when the object does not exist in the member yet): with a customization,
-// its Retain script; natively, the replicas a member HPA owns
+// its Retain script; natively, a Job's completions (immutable) and the
+// replicas a member HPA owns
 // (RetainsReplicas) — the member's current value, or the cluster's share
 // when atoll creates the object. Applying the field keeps atoll a co-owner
 // at the member's value; omitting it would make server-side apply remove a
@@ -174,7 +175,15 @@ func (i *Interpreter) Retain(ctx context.Context, template, desired, observed *u
 			return c.retain(ctx, desired, observed)
 		}
 	}
-	path := kinds[desired.GroupVersionKind().GroupKind()].replicas
+	gk := desired.GroupVersionKind().GroupKind()
+	if gk == jobGK && observed != nil {
+		// A Job's completions are immutable once created: the share it was
+		// created with stays.
+		if n, found, _ := unstructured.NestedInt64(observed.Object, "spec", "completions"); found {
+			_ = unstructured.SetNestedField(desired.Object, n, "spec", "completions")
+		}
+	}
+	path := kinds[gk].replicas
 	if path == nil || !i.RetainsReplicas(ctx, template) {
 		return desired, nil
 	}

@@ -360,6 +360,13 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if live != nil {
 		r.observe(ctx, &res, live)
 	}
+	// What the member owns (replicas a member HPA scales, a Job's immutable
+	// completions, a script's retained fields) is kept after hashing and
+	// before the drift check, so that the member's own changes are neither
+	// drift nor a reason to write.
+	if desired, err = r.interp.Retain(ctx, template, desired, live, replicas); err != nil {
+		return res.interpretationFailed(err)
+	}
 	if live != nil && res.current {
 		if drifted, path := interpreter.Drifted(desired, live); !drifted {
 			res.item.Applied, res.item.AppliedMessage = true, tookOver
@@ -374,11 +381,6 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	}
 	if err := r.ensureNamespace(ctx, member, cluster, desired.GetNamespace()); err != nil {
 		return fail(err)
-	}
-	// What the member owns is kept after hashing, so that a member HPA's
-	// scaling never looks like drift.
-	if desired, err = r.interp.Retain(ctx, template, desired, live, replicas); err != nil {
-		return res.interpretationFailed(err)
 	}
 	force := true
 	applied, err := member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace()).Apply(ctx, desired.GetName(), desired,
