@@ -28,10 +28,10 @@ import (
 	"github.com/atoll-dev/atoll/apis"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
-	"github.com/atoll-dev/atoll/pkg/controller/binding"
 	"github.com/atoll-dev/atoll/pkg/controller/cluster"
 	"github.com/atoll-dev/atoll/pkg/controller/dependencies"
 	"github.com/atoll-dev/atoll/pkg/controller/detector"
+	"github.com/atoll-dev/atoll/pkg/controller/executor"
 	"github.com/atoll-dev/atoll/pkg/controller/failover"
 	"github.com/atoll-dev/atoll/pkg/controller/hpamarker"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
@@ -127,8 +127,8 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 				UnhealthyClusterThreshold: opts.Failover.UnhealthyClusterThreshold,
 			})
 		}},
-		{Name: "binding", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return binding.Setup(ctx, mgr, cc, binding.Options{SweepPeriod: opts.MemberSweepPeriod, Interpreter: interp})
+		{Name: "executor", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, Interpreter: interp})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp})
@@ -149,7 +149,27 @@ func ControllerNames() []string {
 }
 
 // Enabled reports whether name is selected by the --controllers list.
-func Enabled(name string, selection []string) bool { return utilselection.Enabled(name, selection) }
+func Enabled(name string, selection []string) bool {
+	return utilselection.Enabled(name, withAliases(selection))
+}
+
+// aliases are former controller names that still select the controller.
+var aliases = map[string]string{"binding": "executor"}
+
+func withAliases(selection []string) []string {
+	out := make([]string, len(selection))
+	for i, s := range selection {
+		neg, name := "", s
+		if len(s) > 0 && s[0] == '-' {
+			neg, name = "-", s[1:]
+		}
+		if to, ok := aliases[name]; ok {
+			name = to
+		}
+		out[i] = neg + name
+	}
+	return out
+}
 
 // DefaultNamespace is where atoll keeps its own objects in the control plane.
 const DefaultNamespace = "atoll-system"

@@ -23,3 +23,21 @@ func TestEnabled(t *testing.T) {
 		})
 	}
 }
+
+func TestFormerNameSelectsTheExecutor(t *testing.T) {
+	cases := map[string]struct {
+		selection []string
+		want      bool
+	}{
+		"new name":             {[]string{"executor"}, true},
+		"former name":          {[]string{"binding"}, true},
+		"former name disabled": {[]string{"*", "-binding"}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Enabled("executor", tc.selection); got != tc.want {
+				t.Errorf("Enabled(executor, %v) = %v, want %v", tc.selection, got, tc.want)
+			}
+		})
+	}
+}

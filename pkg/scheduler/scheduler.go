@@ -222,12 +222,12 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 	cond.ObservedGeneration = obj.GetGeneration()
 	cond.LastTransitionTime = now
 	meta.SetStatusCondition(&status.Conditions, cond)
-	if equality.Semantic.DeepEqual(r.kind.Status(base), status) {
-		return result, a.requeue, nil
+	retry, err := bindingkind.WriteStatus(ctx, r.client, base, status)
+	if err != nil {
+		return resultError, 0, err
 	}
-	if err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
-		client.FieldOwner(names.FieldManager)); err != nil {
-		return resultError, 0, fmt.Errorf("writing scheduling status of %s %s: %w", r.kind.Kind(), klog.KObj(obj), err)
+	if retry > 0 && (a.requeue == 0 || retry < a.requeue) {
+		return result, retry, nil
 	}
 	return result, a.requeue, nil
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -611,12 +612,13 @@ func sameNamespace(deps []Dependency, ns string) ([]Dependency, error) {
 // recordInterpretation makes b's Interpreted condition say whether its
 // dependencyInterpretation script failed (err).
 func (r *reconciler) recordInterpretation(ctx context.Context, b *workv1alpha2.ResourceBinding, err error) error {
-	updated := b.DeepCopy()
-	if !interpreter.RecordFailure(&updated.Status.Conditions, b.Generation, err, interpreter.DependencyInterpretation) {
+	want := b.Status.DeepCopy()
+	if !interpreter.RecordFailure(&want.Conditions, b.Generation, err, interpreter.DependencyInterpretation) {
 		return nil
 	}
-	if werr := r.client.Status().Patch(ctx, updated, client.MergeFrom(b), client.FieldOwner(names.FieldManager)); werr != nil {
-		return fmt.Errorf("recording the interpretation of binding %s: %w", klog.KObj(b), werr)
+	retry, werr := bindingkind.WriteStatus(ctx, r.client, b.DeepCopy(), want)
+	if werr == nil && retry > 0 {
+		werr = fmt.Errorf("binding %s changed while its Interpreted condition was written; retrying", klog.KObj(b))
 	}
-	return nil
+	return werr
 }

@@ -281,15 +281,16 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 // recordInterpretation makes b's Interpreted condition say whether its
 // replicaResource script failed (err), writing status only on a change.
 func (d *Detector) recordInterpretation(ctx context.Context, b client.Object, err error) error {
-	status := bindingkind.Status(b)
-	before := status.DeepCopy()
-	if !interpreter.RecordFailure(&status.Conditions, b.GetGeneration(), err, interpreter.ReplicaResource) {
+	want := bindingkind.Status(b).DeepCopy()
+	if !interpreter.RecordFailure(&want.Conditions, b.GetGeneration(), err, interpreter.ReplicaResource) {
 		return nil
 	}
-	original := b.DeepCopyObject().(client.Object)
-	*bindingkind.Status(original) = *before
-	if e := d.client.Status().Patch(ctx, b, client.MergeFrom(original), client.FieldOwner(fieldManager)); e != nil {
-		return fmt.Errorf("recording the interpretation of binding %s: %w", klog.KObj(b), e)
+	retry, werr := bindingkind.WriteStatus(ctx, d.client, b, want)
+	if werr != nil {
+		return werr
+	}
+	if retry > 0 {
+		return fmt.Errorf("binding %s changed while its Interpreted condition was written; retrying", klog.KObj(b))
 	}
 	if err != nil {
 		d.log.Info("Interpreter script failed", "binding", klog.KObj(b), "err", err.Error())

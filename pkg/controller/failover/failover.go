@@ -411,12 +411,12 @@ func (r *reconciler) setBlocked(ctx context.Context, obj client.Object, cond *me
 	if equality.Semantic.DeepEqual(r.kind.Status(base), status) {
 		return nil
 	}
-	if err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
-		client.FieldOwner(names.FieldManager)); err != nil {
-		if apierrors.IsConflict(err) {
-			return nil // the binding changed; its update brings us back
-		}
-		return fmt.Errorf("writing the EvictionBlocked condition of %s: %w", klog.KObj(obj), err)
+	retry, err := bindingkind.WriteStatus(ctx, r.client, base, status)
+	if err != nil {
+		return err
+	}
+	if retry > 0 {
+		return nil // the binding changed; its update event brings us back
 	}
 	if cond != nil && (prev == nil || prev.Reason != cond.Reason) {
 		klog.FromContext(ctx).V(0).Info("Eviction held back", "binding", klog.KObj(obj), "reason", cond.Reason, "message", cond.Message)

@@ -9,4 +9,4 @@
 // annotation matches and that has not drifted is never written; member
 // objects are watched through label-selected informers only; status is
 // written only when it changed, at most once per StatusInterval per binding.
-package binding
+package executor

@@ -1,4 +1,4 @@
-package binding
+package executor
 
 import (
 	"github.com/prometheus/client_golang/prometheus"

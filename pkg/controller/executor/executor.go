@@ -1,4 +1,4 @@
-package binding
+package executor
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +31,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/admission"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -191,14 +191,6 @@ func (r *reconciler) released(ctx context.Context, b client.Object, status *work
 		Type: workv1alpha2.Released, Status: metav1.ConditionTrue, Reason: "NoPolicyClaims", ObservedGeneration: b.GetGeneration(),
 		Message: "No policy claims the template; its member objects are kept as they are and no longer synced",
 	})
-	if equality.Semantic.DeepEqual(status, newStatus) {
-		return reconcile.Result{}, nil
-	}
-	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	_, st := r.kind.parts(b)
-	*st = *newStatus
-	if err := r.client.Status().Patch(ctx, b, patch); err != nil {
-		return reconcile.Result{}, fmt.Errorf("marking binding %s released: %w", klog.KObj(b), err)
-	}
-	return reconcile.Result{}, nil
+	retry, err := bindingkind.WriteStatus(ctx, r.client, b, newStatus)
+	return reconcile.Result{RequeueAfter: retry}, err
 }

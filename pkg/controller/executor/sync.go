@@ -1,4 +1,4 @@
-package binding
+package executor
 
 import (
 	"context"
@@ -33,6 +33,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/ownership"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -769,16 +770,10 @@ func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *w
 		return wait, nil
 	}
 	// The scheduler writes other parts of the same status (the Scheduled
-	// condition); the optimistic lock makes a racing write retry instead of
+	// condition): WriteStatus's lock makes a racing write retry instead of
 	// dropping the other's condition.
-	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	_, st := r.kind.parts(b)
-	*st = *status
-	if err := r.client.Status().Patch(ctx, b, patch); err != nil {
-		if apierrors.IsConflict(err) {
-			return 100 * time.Millisecond, nil // re-read and try again
-		}
-		return 0, fmt.Errorf("writing status: %w", err)
+	if retry, err := bindingkind.WriteStatus(ctx, r.client, b, status); err != nil || retry > 0 {
+		return retry, err
 	}
 	r.members.mu.Lock()
 	r.members.lastStatus[key] = now.UnixNano()
