@@ -9,11 +9,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,6 +49,9 @@ type Options struct {
 	// propagated resource, so copies no binding status records are found
 	// (see sweeper). Default 5m.
 	SweepPeriod time.Duration
+	// Clock decides status coalescing and unresponsive windows. Default
+	// the real clock.
+	Clock clock.PassiveClock
 	// Interpreter renders, retains, reflects and aggregates per kind.
 	// Default interpreter.Native.
 	Interpreter *interpreter.Interpreter
@@ -68,11 +71,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 	if opts.Interpreter == nil {
 		opts.Interpreter = interpreter.Native
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return err
 	}
-	for _, kind := range []bindingKind{namespacedKind{}, clusterKind{}} {
+	for _, kind := range []kind{namespacedKind, clusterKind} {
 		r := &reconciler{
 			kind:         kind,
 			client:       mgr.GetClient(),
@@ -83,14 +89,17 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			interp:       opts.Interpreter,
 			recorder:     mgr.GetEventRecorderFor("atoll-executor"),
 			templates:    newTemplateCache(),
-			members:      newMemberState(),
-			unresponsive: newUnresponsive(),
+			watched:      newKnownSet(),
+			namespaces:   newKnownSet(),
+			reached:      newReachedClusters(),
+			statusWrites: newStatusWrites(opts.Clock),
+			unresponsive: newUnresponsive(opts.Clock),
 		}
 		r.sweeper = newSweeper(r, opts.SweepPeriod, 30*time.Second)
 		// Override policy changes re-render the bindings they may affect.
 		err := builder.ControllerManagedBy(mgr).
-			Named("binding-"+kind.name()).
-			For(kind.newObject()).
+			Named("executor-"+kind.name()).
+			For(kind.NewObject()).
 			WithOptions(controller.Options{
 				MaxConcurrentReconciles: opts.Workers,
 				RateLimiter:             workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
@@ -116,21 +125,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 	return nil
 }
 
-// bindingKind adapts ResourceBinding and ClusterResourceBinding, which share
-// spec and status types.
-type bindingKind interface {
-	name() string
-	newObject() client.Object
-	parts(client.Object) (*workv1alpha2.ResourceBindingSpec, *workv1alpha2.ResourceBindingStatus)
-	// list returns the bindings of this kind (in namespace ns when set).
-	list(ctx context.Context, c client.Client, ns string) ([]bindingRef, error)
-	// owns reports whether a member object's annotations point at a binding
-	// of this kind, and which.
-	owns(annotations map[string]string) (types.NamespacedName, bool)
-}
-
 type reconciler struct {
-	kind     bindingKind
+	kind     kind
 	client   client.Client
 	mapper   metaRESTMapper
 	dynamic  dynamic.Interface
@@ -142,23 +138,28 @@ type reconciler struct {
 	// (before any reconcile, so before any member informer exists).
 	queue     atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 	templates *templateCache
-	members   *memberState
-	sweeper   *sweeper
+	// watched are the member GVRs (cluster/gvr) with an informer;
+	// namespaces the member namespaces (cluster/namespace) known to exist.
+	watched, namespaces *knownSet
+	reached             *reachedClusters
+	statusWrites        *statusWrites
+	sweeper             *sweeper
 	// unresponsive members are skipped for a while (see unresponsive).
 	unresponsive *unresponsive
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	obj := r.kind.newObject()
+	obj := r.kind.NewObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.templates.forget(req.NamespacedName)
-			r.members.drop(req.NamespacedName)
+			r.reached.drop(req.NamespacedName)
+			r.statusWrites.drop(req.NamespacedName)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
 	}
-	spec, status := r.kind.parts(obj)
+	_, spec, status := bindingkind.Parts(obj)
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return r.finalize(ctx, obj, spec, status)
 	}

@@ -17,19 +17,19 @@ import (
 // the binding that wrote it, for both kinds.
 func TestOwnerMetadataRoundTrip(t *testing.T) {
 	cases := map[string]struct {
-		kind      bindingKind
+		kind      kind
 		binding   *metav1.ObjectMeta
 		wantKey   types.NamespacedName
 		wantLabel string
 	}{
 		"ResourceBinding": {
-			kind:      namespacedKind{},
+			kind:      namespacedKind,
 			binding:   &metav1.ObjectMeta{Namespace: "demo", Name: "nginx-deployment", Labels: map[string]string{names.ResourceBindingPermanentIDLabel: "id-1"}},
 			wantKey:   types.NamespacedName{Namespace: "demo", Name: "nginx-deployment"},
 			wantLabel: names.ResourceBindingPermanentIDLabel,
 		},
 		"ClusterResourceBinding": {
-			kind:      clusterKind{},
+			kind:      clusterKind,
 			binding:   &metav1.ObjectMeta{Name: "admin-clusterrole", Labels: map[string]string{names.ClusterResourceBindingPermanentIDLabel: "id-2"}},
 			wantKey:   types.NamespacedName{Name: "admin-clusterrole"},
 			wantLabel: names.ClusterResourceBindingPermanentIDLabel,
@@ -37,11 +37,11 @@ func TestOwnerMetadataRoundTrip(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			obj := tc.kind.newObject()
+			obj := tc.kind.NewObject()
 			obj.SetNamespace(tc.binding.Namespace)
 			obj.SetName(tc.binding.Name)
 			obj.SetLabels(tc.binding.Labels)
-			labels, annotations := ownerMetadata(tc.kind, obj)
+			labels, annotations := tc.kind.ownerMetadata(obj)
 			if labels[names.ManagedLabel] != "true" || labels[tc.wantLabel] == "" {
 				t.Errorf("labels %v lack the managed label or the permanent id", labels)
 			}
@@ -53,9 +53,9 @@ func TestOwnerMetadataRoundTrip(t *testing.T) {
 				t.Errorf("owner (-want +got):\n%s", diff)
 			}
 			// The other kind must not claim it.
-			other := bindingKind(clusterKind{})
-			if _, isNS := tc.kind.(namespacedKind); !isNS {
-				other = namespacedKind{}
+			other := clusterKind
+			if tc.kind.clusterScoped() {
+				other = namespacedKind
 			}
 			if _, ok := other.owns(annotations); ok {
 				t.Errorf("%s also claims %v", other.name(), annotations)

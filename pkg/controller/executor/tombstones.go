@@ -156,6 +156,6 @@ func (r *reconciler) exhume(ctx context.Context, cluster string) error {
 }
 
 func (r *reconciler) kindIsCluster() bool {
-	_, ok := r.kind.(clusterKind)
+	ok := r.kind.clusterScoped()
 	return ok
 }

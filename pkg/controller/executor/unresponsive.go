@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -24,11 +26,11 @@ const unresponsiveWindow = 15 * time.Second
 type unresponsive struct {
 	mu    sync.Mutex
 	until map[string]time.Time
-	now   func() time.Time
+	clock clock.PassiveClock
 }
 
-func newUnresponsive() *unresponsive {
-	return &unresponsive{until: map[string]time.Time{}, now: time.Now}
+func newUnresponsive(c clock.PassiveClock) *unresponsive {
+	return &unresponsive{until: map[string]time.Time{}, clock: c}
 }
 
 // observe marks cluster unresponsive when err says it did not answer.
@@ -37,7 +39,7 @@ func (u *unresponsive) observe(cluster string, err error) {
 		return
 	}
 	u.mu.Lock()
-	u.until[cluster] = u.now().Add(unresponsiveWindow)
+	u.until[cluster] = u.clock.Now().Add(unresponsiveWindow)
 	u.mu.Unlock()
 }
 
@@ -53,7 +55,7 @@ func (u *unresponsive) clear(cluster string) {
 func (u *unresponsive) skip(cluster string) (string, time.Duration) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	left := u.until[cluster].Sub(u.now())
+	left := u.until[cluster].Sub(u.clock.Now())
 	if left <= 0 {
 		return "", 0
 	}

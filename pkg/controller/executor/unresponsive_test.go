@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -43,9 +45,8 @@ func TestDidNotAnswer(t *testing.T) {
 }
 
 func TestUnresponsiveWindow(t *testing.T) {
-	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	u := newUnresponsive()
-	u.now = func() time.Time { return now }
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	u := newUnresponsive(clk)
 
 	u.observe("m1", apierrors.NewConflict(schema.GroupResource{}, "x", errors.New("x")))
 	if why, _ := u.skip("m1"); why != "" {
@@ -59,7 +60,7 @@ func TestUnresponsiveWindow(t *testing.T) {
 	if why, _ := u.skip("m2"); why != "" {
 		t.Errorf("another member skipped: %s", why)
 	}
-	now = now.Add(unresponsiveWindow)
+	clk.SetTime(clk.Now().Add(unresponsiveWindow))
 	if why, _ := u.skip("m1"); why != "" {
 		t.Errorf("m1 still skipped after the window: %s", why)
 	}

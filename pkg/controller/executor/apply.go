@@ -1,0 +1,308 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// syncCluster makes the member object of one cluster match the template
+// with the cluster's overrides applied.
+func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
+	template *unstructured.Unstructured, replicas *int64, suspended bool, overrides *overridePolicies) clusterResult {
+	res := clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}}
+	fail := func(err error) clusterResult {
+		r.unresponsive.observe(cluster, err)
+		res.item.Applied, res.item.AppliedMessage, res.err = false, truncate(err.Error(), maxItemMessage), err
+		return res
+	}
+	member, err := r.cc.Member(ctx, cluster)
+	if err != nil {
+		return fail(fmt.Errorf("cluster %s: %w", cluster, err))
+	}
+	desired, err := r.interp.Render(ctx, template, replicas)
+	if err != nil {
+		return res.interpretationFailed(err)
+	}
+	gvk := desired.GroupVersionKind()
+	mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return fail(fmt.Errorf("cluster %s does not serve %s: %w", cluster, gvk, err))
+	}
+	lister, err := r.watch(member, mapping.Resource)
+	if err != nil {
+		return fail(err)
+	}
+	if !waitSynced(ctx, member, mapping.Resource) {
+		return fail(fmt.Errorf("cluster %s: %s: %w", cluster, mapping.Resource.Resource, errNotSynced))
+	}
+	// Overrides apply to the rendered manifest, before atoll's own metadata
+	// (so no override can detach the object from its binding) and before
+	// hashing (so a policy change rewrites exactly the objects it changes).
+	desired, err = r.override(ctx, desired, cluster, overrides)
+	if err != nil {
+		// A policy that cannot apply is the user's to fix; its change
+		// enqueues the binding again, so there is no retry here. The member
+		// object is left as it is.
+		r.overrideFailed(b, cluster, err)
+		res.item.AppliedMessage = truncate(err.Error(), maxItemMessage)
+		if live := getLive(lister, template.GetNamespace(), template.GetName()); live != nil && r.ownedBy(b, live) {
+			r.observe(ctx, &res, live)
+		}
+		return res
+	}
+	live := getLive(lister, desired.GetNamespace(), desired.GetName())
+	if live != nil && !r.ownedBy(b, live) {
+		// The managed label alone proves nothing (anyone can set it): an
+		// object without this binding's ownership record is someone else's,
+		// and goes through conflict resolution like any other.
+		live = nil
+	}
+	tookOver := ""
+	if live != nil && live.GetAnnotations()[TookOverAnnotation] == "true" {
+		tookOver = tookOverMessage(desired, cluster)
+	} else if live == nil && !suspended {
+		msg, blocked, err := r.conflict(ctx, member, mapping.Resource, b, desired, conflictResolution(template, spec.ConflictResolution))
+		if err != nil {
+			return fail(err)
+		}
+		if blocked {
+			res.item.AppliedMessage = msg
+			return res
+		}
+		tookOver = msg
+	}
+	labels, annotations := r.kind.ownerMetadata(b)
+	if tookOver != "" {
+		annotations[TookOverAnnotation] = "true"
+	}
+	desired.SetLabels(merge(desired.GetLabels(), labels))
+	if spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion {
+		annotations[names.PreserveOnDeleteAnnotation] = "true"
+	}
+	desired.SetAnnotations(merge(desired.GetAnnotations(), annotations))
+	hash, err := interpreter.Hash(desired)
+	if err != nil {
+		return fail(err)
+	}
+	desired.SetAnnotations(merge(desired.GetAnnotations(), map[string]string{names.ManifestHashAnnotation: hash}))
+
+	res.current = live != nil && live.GetAnnotations()[names.ManifestHashAnnotation] == hash
+	if live != nil {
+		r.observe(ctx, &res, live)
+	}
+	// What the member owns (replicas a member HPA scales, a Job's immutable
+	// completions, a script's retained fields) is kept after hashing and
+	// before the drift check, so that the member's own changes are neither
+	// drift nor a reason to write.
+	if desired, err = r.interp.Retain(ctx, template, desired, live, replicas); err != nil {
+		return res.interpretationFailed(err)
+	}
+	if live != nil && res.current {
+		if drifted, path := interpreter.Drifted(desired, live); !drifted {
+			res.item.Applied, res.item.AppliedMessage = true, tookOver
+			return res
+		} else {
+			klog.FromContext(ctx).V(1).Info("Member object drifted", "cluster", cluster, "object", klog.KObj(desired), "field", path)
+		}
+	}
+	if suspended {
+		res.item.Applied, res.item.AppliedMessage = live != nil && res.current, "dispatching is suspended"
+		return res
+	}
+	if err := r.ensureNamespace(ctx, member, cluster, desired.GetNamespace()); err != nil {
+		return fail(err)
+	}
+	force := true
+	applied, err := member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace()).Apply(ctx, desired.GetName(), desired,
+		metav1.ApplyOptions{FieldManager: names.FieldManager, Force: force})
+	if apierrors.IsNotFound(err) && desired.GetNamespace() != "" {
+		// The namespace was deleted in the member since atoll saw it: the
+		// retry creates it again.
+		r.namespaces.unmark(namespaceKey(member, desired.GetNamespace()))
+	}
+	if err != nil {
+		return fail(fmt.Errorf("applying %s %s to cluster %s: %w", gvk.Kind, klog.KObj(desired), cluster, err))
+	}
+	r.unresponsive.clear(cluster)
+	if tookOver != "" && live == nil {
+		r.recorder.Eventf(b, corev1.EventTypeNormal, "TookOver", "%s", tookOver)
+	}
+	res.item.Applied, res.item.AppliedMessage = true, tookOver
+	res.current = true
+	r.observe(ctx, &res, applied)
+	return res
+}
+
+// observe records a member object's health and reflected status in res.
+func (r *reconciler) observe(ctx context.Context, res *clusterResult, live *unstructured.Unstructured) {
+	health, err := r.interp.Health(ctx, live)
+	if err != nil {
+		res.interpretErr = err
+	}
+	res.item.Health = health
+	reflected, err := r.interp.ReflectStatus(ctx, live)
+	if err != nil {
+		res.interpretErr = err
+		return
+	}
+	res.reflected = reflected
+	res.item.Status = rawStatus(reflected)
+}
+
+// executorOperations are the interpreter operations the executor runs; it
+// clears only the Interpreted conditions they left.
+var executorOperations = []interpreter.Operation{
+	interpreter.ReplicaRevision, interpreter.Retention, interpreter.StatusReflection,
+	interpreter.HealthInterpretation, interpreter.StatusAggregation,
+}
+
+// TookOverAnnotation marks a member object that existed before atoll took
+// it over (conflictResolution Overwrite), so the binding status keeps
+// saying so and letting go hands it back.
+const TookOverAnnotation = names.TookOverAnnotation
+
+func tookOverMessage(desired *unstructured.Unstructured, cluster string) string {
+	return fmt.Sprintf("took over existing %s %s in cluster %s", desired.GetKind(), klog.KObj(desired), cluster)
+}
+
+// ConflictResolutionAnnotation on a resource template (Karmada's) overrides
+// the policy's conflictResolution for that template: "overwrite" or
+// "abort".
+const ConflictResolutionAnnotation = "work.karmada.io/conflict-resolution"
+
+// conflictResolution is the template's annotation when it says overwrite or
+// abort, else the binding's (policy's) conflictResolution.
+func conflictResolution(template *unstructured.Unstructured, fromPolicy policyv1alpha1.ConflictResolution) policyv1alpha1.ConflictResolution {
+	switch strings.ToLower(template.GetAnnotations()[ConflictResolutionAnnotation]) {
+	case "overwrite":
+		return policyv1alpha1.ConflictOverwrite
+	case "abort":
+		return policyv1alpha1.ConflictAbort
+	}
+	return fromPolicy
+}
+
+// conflict checks, before atoll first writes an object into a member,
+// whether an object of that name already exists there that atoll does not
+// manage. With conflictResolution Abort (the default) atoll leaves it alone
+// (blocked, with a message); with Overwrite it takes it over and the
+// message says so.
+func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, gvr schema.GroupVersionResource, b client.Object,
+	desired *unstructured.Unstructured, resolution policyv1alpha1.ConflictResolution) (string, bool, error) {
+	existing, err := member.Dynamic.Resource(gvr).Namespace(desired.GetNamespace()).Get(ctx, desired.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("cluster %s: checking for an existing %s: %w", member.Name, klog.KObj(desired), err)
+	}
+	if r.ownedBy(b, existing) {
+		return "", false, nil // ours; the cache had not seen it yet
+	}
+	if resolution == policyv1alpha1.ConflictOverwrite {
+		return tookOverMessage(desired, member.Name), false, nil
+	}
+	return fmt.Sprintf("%s %s already exists in cluster %s and is not managed by atoll; conflictResolution is Abort",
+		desired.GetKind(), klog.KObj(desired), member.Name), true, nil
+}
+
+// ensureNamespace creates a namespace in a member the first time something
+// is propagated into it.
+func (r *reconciler) ensureNamespace(ctx context.Context, member *clustercache.Member, cluster, ns string) error {
+	if ns == "" {
+		return nil
+	}
+	key := namespaceKey(member, ns)
+	if !r.namespaces.mark(key) {
+		return nil
+	}
+	_, err := member.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = member.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{FieldManager: names.FieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	}
+	if err != nil {
+		r.namespaces.unmark(key)
+		return fmt.Errorf("cluster %s: ensuring namespace %s: %w", cluster, ns, err)
+	}
+	return nil
+}
+
+func namespaceKey(member *clustercache.Member, ns string) string {
+	return fmt.Sprintf("%p/%s", member, ns)
+}
+
+// watch makes sure the member's objects of gvr are watched, with events
+// mapped back to their binding.
+func (r *reconciler) watch(member *clustercache.Member, gvr schema.GroupVersionResource) (cache.GenericLister, error) {
+	key := fmt.Sprintf("%p/%s", member, gvr)
+	if !r.watched.mark(key) {
+		return member.Watch(gvr, nil)
+	}
+	cluster := member.Name
+	lister, err := member.Watch(gvr, cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { r.memberEvent(cluster, obj, true) },
+		UpdateFunc: func(_, obj any) { r.memberEvent(cluster, obj, true) },
+		DeleteFunc: func(obj any) { r.memberEvent(cluster, obj, false) },
+	})
+	if err != nil {
+		r.watched.unmark(key)
+		return nil, fmt.Errorf("cluster %s: watching %s: %w", member.Name, gvr.Resource, err)
+	}
+	return lister, nil
+}
+
+func getLive(lister cache.GenericLister, ns, name string) *unstructured.Unstructured {
+	var obj runtime.Object
+	var err error
+	if ns == "" {
+		obj, err = lister.Get(name)
+	} else {
+		obj, err = lister.ByNamespace(ns).Get(name)
+	}
+	if err != nil {
+		return nil
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// waitSynced gives a member informer that was just started a moment to list
+// before the binding is retried with backoff.
+func waitSynced(ctx context.Context, member *clustercache.Member, gvr schema.GroupVersionResource) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return cache.WaitForCacheSync(ctx.Done(), func() bool { return member.HasSynced(gvr) })
+}

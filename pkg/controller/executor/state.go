@@ -1,0 +1,177 @@
+package executor
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+)
+
+// templateCache keeps each binding's last template as JSON bytes (decoded
+// on use), keyed by the template resourceVersion the binding records, so
+// member status churn does not turn into control-plane reads.
+type templateCache struct {
+	mu    sync.Mutex
+	items map[types.NamespacedName]cachedTemplate
+}
+
+type cachedTemplate struct {
+	resourceVersion string
+	json            []byte
+}
+
+func newTemplateCache() *templateCache {
+	return &templateCache{items: map[types.NamespacedName]cachedTemplate{}}
+}
+
+func (c *templateCache) get(key types.NamespacedName, rv string) (*unstructured.Unstructured, bool) {
+	c.mu.Lock()
+	item, ok := c.items[key]
+	c.mu.Unlock()
+	if !ok || rv == "" || item.resourceVersion != rv {
+		return nil, false
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(item.json); err != nil {
+		return nil, false
+	}
+	return u, true
+}
+
+// put stores u under the template resourceVersion the binding records (which
+// may be older than u's own after a status write).
+func (c *templateCache) put(key types.NamespacedName, rv string, u *unstructured.Unstructured) {
+	data, err := u.MarshalJSON()
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	c.items[key] = cachedTemplate{resourceVersion: rv, json: data}
+	c.mu.Unlock()
+}
+
+func (c *templateCache) forget(key types.NamespacedName) {
+	c.mu.Lock()
+	delete(c.items, key)
+	c.mu.Unlock()
+}
+
+// knownSet remembers keys already done once (a member's watched GVRs, its
+// namespaces known to exist), so neither costs a request twice.
+type knownSet struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+func newKnownSet() *knownSet { return &knownSet{keys: map[string]bool{}} }
+
+// mark records key and reports whether it is new.
+func (k *knownSet) mark(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.keys[key] {
+		return false
+	}
+	k.keys[key] = true
+	return true
+}
+
+func (k *knownSet) unmark(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.keys, key)
+}
+
+// reachedClusters remembers, per binding, the clusters an object was applied
+// to or seen in since the process started: with the status, the clusters a
+// withdrawal must visit even when the status write lagged behind.
+type reachedClusters struct {
+	mu      sync.Mutex
+	applied map[types.NamespacedName]map[string]bool
+}
+
+func newReachedClusters() *reachedClusters {
+	return &reachedClusters{applied: map[types.NamespacedName]map[string]bool{}}
+}
+
+func (m *reachedClusters) remember(key types.NamespacedName, cluster string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.applied[key] == nil {
+		m.applied[key] = map[string]bool{}
+	}
+	m.applied[key][cluster] = true
+}
+
+// drop forgets a binding that is gone.
+func (m *reachedClusters) drop(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.applied, key)
+}
+
+func (m *reachedClusters) forget(key types.NamespacedName, cluster string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.applied[key], cluster)
+}
+
+// of lists the clusters a binding's object may be in: those its status
+// lists and those remembered since start, sorted.
+func (m *reachedClusters) of(key types.NamespacedName, status *workv1alpha2.ResourceBindingStatus) []string {
+	m.mu.Lock()
+	set := map[string]bool{}
+	for c := range m.applied[key] {
+		set[c] = true
+	}
+	m.mu.Unlock()
+	for _, item := range status.AggregatedStatus {
+		set[item.ClusterName] = true
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// statusWrites remembers when each binding's status was last written, for
+// coalescing.
+type statusWrites struct {
+	mu    sync.Mutex
+	clock clock.PassiveClock
+	last  map[types.NamespacedName]time.Time
+}
+
+func newStatusWrites(c clock.PassiveClock) *statusWrites {
+	return &statusWrites{clock: c, last: map[types.NamespacedName]time.Time{}}
+}
+
+// wait is how long until interval has passed since key's last write.
+func (w *statusWrites) wait(key types.NamespacedName, interval time.Duration) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.last[key]
+	if !ok {
+		return 0
+	}
+	return interval - w.clock.Since(last)
+}
+
+func (w *statusWrites) written(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.last[key] = w.clock.Now()
+}
+
+func (w *statusWrites) drop(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.last, key)
+}

@@ -1,0 +1,143 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// writeStatus writes the binding status unless one was written less than
+// StatusInterval ago, in which case it asks to come back when the interval
+// has passed (member status changes in between coalesce into one write).
+func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *workv1alpha2.ResourceBindingStatus) (time.Duration, error) {
+	key := client.ObjectKeyFromObject(b)
+	// Coalesce, except when the set of clusters changes: the status is where
+	// atoll finds, after a restart, the clusters it must withdraw from.
+	old := bindingkind.Status(b)
+	if wait := r.statusWrites.wait(key, r.opts.StatusInterval); wait > 0 && sameClusters(old, status) {
+		return wait, nil
+	}
+	// The scheduler writes other parts of the same status (the Scheduled
+	// condition): WriteStatus's lock makes a racing write retry instead of
+	// dropping the other's condition.
+	if retry, err := bindingkind.WriteStatus(ctx, r.client, b, status); err != nil || retry > 0 {
+		return retry, err
+	}
+	r.statusWrites.written(key)
+	return 0, nil
+}
+
+// aggregateTemplateStatus writes the members' summed status onto the
+// template when it differs from what the template shows.
+func (r *reconciler) aggregateTemplateStatus(ctx context.Context, key types.NamespacedName, recordedRV string, template *unstructured.Unstructured, gvr schema.GroupVersionResource,
+	items []workv1alpha2.AggregatedStatusItem, allCurrent bool) error {
+	want, err := r.interp.AggregateStatus(ctx, template, items, allCurrent)
+	if err != nil || want == nil {
+		return err
+	}
+	have, _, _ := unstructured.NestedMap(template.Object, "status")
+	changed := false
+	for k, v := range want {
+		if !sameStatusValue(have[k], v) {
+			changed = true
+			break
+		}
+	}
+	if !changed {
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{"status": want})
+	if err != nil {
+		return err
+	}
+	updated, err := r.dynamic.Resource(gvr).Namespace(template.GetNamespace()).Patch(ctx, template.GetName(), types.MergePatchType, body,
+		metav1.PatchOptions{FieldManager: names.FieldManager}, "status")
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("aggregating status onto %s %s: %w", template.GetKind(), klog.KObj(template), err)
+	}
+	// The status write bumps the template's resourceVersion, not what the
+	// binding records; cache the written object so the next comparison sees
+	// this status without reading the template again.
+	r.templates.put(key, recordedRV, updated)
+	return nil
+}
+
+// maxReflectedStatus bounds the member status one binding status item
+// carries: a member object with a huge status (a CR listing thousands of
+// entries) must not make its binding too large to write. A larger status
+// is left out and replaced by a note saying so; aggregation onto the
+// template still uses it.
+const maxReflectedStatus = 16 << 10
+
+func rawStatus(m map[string]any) *runtime.RawExtension {
+	if m == nil {
+		return nil
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	if len(data) > maxReflectedStatus {
+		data, _ = json.Marshal(map[string]any{"atoll.dev/omitted": fmt.Sprintf("status of %d bytes is over the %d-byte limit", len(data), maxReflectedStatus)})
+	}
+	return &runtime.RawExtension{Raw: data}
+}
+
+// sameStatusValue compares a template status field with the aggregated
+// value. Integer status fields are omitempty: the API server drops a zero,
+// so a missing field equals 0 (otherwise every settled Deployment, with
+// unavailableReplicas 0, would be patched again on every sync).
+func sameStatusValue(have, want any) bool {
+	if have == nil {
+		have = int64(0)
+	}
+	return equality.Semantic.DeepEqual(normalizeNumber(have), normalizeNumber(want))
+}
+
+func normalizeNumber(v any) any {
+	switch n := v.(type) {
+	case int64:
+		return float64(n)
+	case int:
+		return float64(n)
+	}
+	return v
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+func sameClusters(a, b *workv1alpha2.ResourceBindingStatus) bool {
+	if len(a.AggregatedStatus) != len(b.AggregatedStatus) {
+		return false
+	}
+	for i := range a.AggregatedStatus {
+		if a.AggregatedStatus[i].ClusterName != b.AggregatedStatus[i].ClusterName {
+			return false
+		}
+	}
+	return true
+}

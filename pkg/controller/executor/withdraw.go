@@ -1,0 +1,201 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/ownership"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+)
+
+// withdraw removes the binding's object from a cluster it left. Only an
+// object that carries this binding's ownership record is touched. One that
+// atoll took over from someone else (conflictResolution Overwrite), or that
+// the binding preserves on deletion, is handed back: atoll's marks are
+// removed and the object stays.
+func (r *reconciler) withdraw(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string, template *unstructured.Unstructured) error {
+	return r.withdrawOrHandBack(ctx, b, spec, cluster, template, false)
+}
+
+// withdrawOrHandBack is withdraw, handing the object back instead of
+// deleting it when handBack is set.
+func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
+	template *unstructured.Unstructured, handBack bool) error {
+	member, err := r.cc.Member(ctx, cluster)
+	if apierrors.IsNotFound(err) {
+		return nil // the cluster itself is gone
+	}
+	if err != nil {
+		return fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
+	}
+	gvk := template.GroupVersionKind()
+	mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil // the member does not serve the kind: nothing there
+	}
+	ri := member.Dynamic.Resource(mapping.Resource).Namespace(template.GetNamespace())
+	existing, err := ri.Get(ctx, template.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
+	}
+	if !r.ownedBy(b, existing) {
+		return nil // not ours: never touch what atoll did not create
+	}
+	preserve := spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion
+	if handBack || preserve || ownership.HandedOver(existing) {
+		return r.handBack(ctx, b, ri, existing, cluster)
+	}
+	uid := existing.GetUID()
+	err = ri.Delete(ctx, template.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("withdrawing %s from cluster %s: %w", klog.KObj(existing), cluster, err)
+	}
+	r.recorder.Eventf(b, corev1.EventTypeNormal, "Withdrawn", "Deleted %s %s from cluster %s", gvk.Kind, klog.KObj(existing), cluster)
+	return nil
+}
+
+// handBack removes atoll's ownership marks from a member object and leaves
+// the object itself as it is, with an optimistic lock so a concurrent
+// change is never overwritten. b (may be nil) gets an event.
+func (r *reconciler) handBack(ctx context.Context, b client.Object, ri dynamic.ResourceInterface, existing *unstructured.Unstructured, cluster string) error {
+	patch, err := ownership.HandBackPatch(existing)
+	if err != nil {
+		return err
+	}
+	_, err = ri.Patch(ctx, existing.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: names.FieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("handing %s back in cluster %s: %w", klog.KObj(existing), cluster, err)
+	}
+	handedBackTotal.WithLabelValues(r.kind.name()).Inc()
+	if b != nil { // nil: the binding is gone (a pending withdrawal)
+		r.recorder.Eventf(b, corev1.EventTypeNormal, "HandedBack", "Kept %s %s in cluster %s and removed atoll's ownership marks",
+			existing.GetKind(), klog.KObj(existing), cluster)
+	}
+	return nil
+}
+
+// ownedBy reports whether a member object carries binding b's ownership
+// record: the managed label, the annotations naming b and b's permanent id.
+// The managed label alone is not enough; anyone can set a label.
+func (r *reconciler) ownedBy(b client.Object, obj metav1.Object) bool {
+	rec, ok := ownership.Of(obj)
+	return ok && rec == r.recordOf(b)
+}
+
+// recordOf is the ownership record binding b puts on its member objects.
+func (r *reconciler) recordOf(b client.Object) ownership.Record {
+	labels, _ := r.kind.ownerMetadata(b)
+	rec := ownership.Record{Cluster: r.kindIsCluster(), Namespace: b.GetNamespace(), Name: b.GetName(),
+		PermanentID: labels[names.ResourceBindingPermanentIDLabel]}
+	if rec.Cluster {
+		rec.PermanentID = labels[names.ClusterResourceBindingPermanentIDLabel]
+	}
+	return rec
+}
+
+// tombstoneFor is the pending withdrawal of b's object from a member.
+func (r *reconciler) tombstoneFor(b client.Object, spec *workv1alpha2.ResourceBindingSpec, handBack bool) tombstone {
+	preserve := spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion
+	return tombstone{APIVersion: spec.Resource.APIVersion, Kind: spec.Resource.Kind, Namespace: spec.Resource.Namespace,
+		Name: spec.Resource.Name, Owner: r.recordOf(b), HandBack: handBack || preserve}
+}
+
+// keepsData reports whether b is a dependency of a kind that holds data
+// (interpreter.HoldsData), whose member copies atoll never removes as a side
+// effect of the workloads that mount it moving or going.
+func keepsData(b client.Object, gk schema.GroupKind) bool {
+	return names.IsAttached(b.GetLabels()) && interpreter.HoldsData(gk)
+}
+
+// templateExists reports whether the template the binding records is still
+// in the control plane (same uid).
+func (r *reconciler) templateExists(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec) (bool, error) {
+	gv, err := schema.ParseGroupVersion(spec.Resource.APIVersion)
+	if err != nil {
+		return false, nil
+	}
+	mapping, err := r.mapper.RESTMapping(gv.WithKind(spec.Resource.Kind).GroupKind(), gv.Version)
+	if err != nil {
+		return false, fmt.Errorf("mapping %s: %w", spec.Resource.Kind, err)
+	}
+	t, err := r.dynamic.Resource(mapping.Resource).Namespace(spec.Resource.Namespace).Get(ctx, spec.Resource.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return t.GetDeletionTimestamp() == nil && (spec.Resource.UID == "" || t.GetUID() == spec.Resource.UID), nil
+}
+
+// finalize withdraws the binding from every cluster it reached, then lets
+// it go. A dependency that holds data is withdrawn only when its template
+// is gone; otherwise (its binding deleted by hand, say) the member copies
+// are handed back, never deleted.
+func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(b, Finalizer) {
+		return reconcile.Result{}, nil
+	}
+	handBack := false
+	if gv, err := schema.ParseGroupVersion(spec.Resource.APIVersion); err == nil && keepsData(b, gv.WithKind(spec.Resource.Kind).GroupKind()) {
+		exists, err := r.templateExists(ctx, spec)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("binding %s: %w", klog.KObj(b), err)
+		}
+		handBack = exists
+	}
+	clusters := map[string]bool{}
+	for _, t := range spec.Clusters {
+		clusters[t.Name] = true
+	}
+	for _, c := range r.reached.of(client.ObjectKeyFromObject(b), status) {
+		clusters[c] = true
+	}
+	template := &unstructured.Unstructured{}
+	template.SetAPIVersion(spec.Resource.APIVersion)
+	template.SetKind(spec.Resource.Kind)
+	template.SetNamespace(spec.Resource.Namespace)
+	template.SetName(spec.Resource.Name)
+	for c := range clusters {
+		if why := r.notReady(ctx, c); why != "" {
+			// A dead member does not hold the binding (and so the
+			// template's re-creation) up: the withdrawal is recorded and
+			// done when the member is back.
+			if err := r.bury(ctx, c, r.tombstoneFor(b, spec, handBack)); err != nil {
+				return reconcile.Result{}, err
+			}
+			continue
+		}
+		if err := r.withdrawOrHandBack(ctx, b, spec, c, template, handBack); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(b, Finalizer)
+	if err := r.client.Patch(ctx, b, patch); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, err
+	}
+	r.templates.forget(client.ObjectKeyFromObject(b))
+	return reconcile.Result{}, nil
+}
