@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
-	"github.com/atoll-dev/atoll/pkg/util/names"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
 
 // Options bound the clients of every member.
@@ -240,7 +240,7 @@ func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEv
 	}
 	w, ok := m.informers[gvr]
 	if !ok {
-		selector := labels.SelectorFromSet(labels.Set{names.ManagedLabel: "true"}).String()
+		selector := labels.SelectorFromSet(labels.Set{workv1alpha2.ManagedLabel: "true"}).String()
 		gi := dynamicinformer.NewFilteredDynamicInformer(m.watchClient, gvr, metav1.NamespaceAll, 0,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 			func(o *metav1.ListOptions) { o.LabelSelector = selector })

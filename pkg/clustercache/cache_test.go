@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
-	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 func makeCluster(name string, mutate ...func(*clusterv1alpha1.Cluster)) *clusterv1alpha1.Cluster {
@@ -43,7 +42,7 @@ func makeSecret(name string, data map[string]string) *corev1.Secret {
 }
 
 func issuedFor(s *corev1.Secret, endpoint string) *corev1.Secret {
-	s.Annotations = map[string]string{names.CredentialEndpointAnnotation: endpoint}
+	s.Annotations = map[string]string{clusterv1alpha1.CredentialEndpointAnnotation: endpoint}
 	return s
 }
 

@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
-	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 // ConfigFor builds the client config of a push-mode cluster from its spec
@@ -36,7 +35,7 @@ func ConfigFor(cluster *clusterv1alpha1.Cluster, secret *corev1.Secret) (*rest.C
 	if secret == nil {
 		return nil, fmt.Errorf("cluster %s: secret %s (spec.secretRef) not found", cluster.Name, ref)
 	}
-	if issued, ok := secret.Annotations[names.CredentialEndpointAnnotation]; ok && issued != spec.APIEndpoint {
+	if issued, ok := secret.Annotations[clusterv1alpha1.CredentialEndpointAnnotation]; ok && issued != spec.APIEndpoint {
 		// A changed apiEndpoint (or a secretRef borrowed from another
 		// Cluster) must not send a member's cluster-admin token elsewhere.
 		return nil, fmt.Errorf("cluster %s: spec.apiEndpoint %s is not the endpoint the credentials in secret %s were issued for (%s); "+

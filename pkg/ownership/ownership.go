@@ -10,7 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/atoll-dev/atoll/pkg/util/names"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
 
 // Record is the binding a member object says it belongs to.
@@ -26,15 +26,15 @@ type Record struct {
 // label, binding name and permanent id).
 func Of(obj metav1.Object) (Record, bool) {
 	l, a := obj.GetLabels(), obj.GetAnnotations()
-	if l[names.ManagedLabel] != "true" {
+	if l[workv1alpha2.ManagedLabel] != "true" {
 		return Record{}, false
 	}
-	if name := a[names.ResourceBindingNameAnnotation]; name != "" {
-		r := Record{Namespace: a[names.ResourceBindingNamespaceAnnotation], Name: name, PermanentID: l[names.ResourceBindingPermanentIDLabel]}
+	if name := a[workv1alpha2.ResourceBindingNameAnnotation]; name != "" {
+		r := Record{Namespace: a[workv1alpha2.ResourceBindingNamespaceAnnotation], Name: name, PermanentID: l[workv1alpha2.ResourceBindingPermanentIDLabel]}
 		return r, r.Namespace != "" && r.PermanentID != ""
 	}
-	if name := a[names.ClusterResourceBindingAnnotation]; name != "" {
-		r := Record{Cluster: true, Name: name, PermanentID: l[names.ClusterResourceBindingPermanentIDLabel]}
+	if name := a[workv1alpha2.ClusterResourceBindingAnnotation]; name != "" {
+		r := Record{Cluster: true, Name: name, PermanentID: l[workv1alpha2.ClusterResourceBindingPermanentIDLabel]}
 		return r, r.PermanentID != ""
 	}
 	return Record{}, false
@@ -43,10 +43,10 @@ func Of(obj metav1.Object) (Record, bool) {
 // Keys are the labels and annotations that make a member object atoll's;
 // handing an object back removes them.
 var Keys = struct{ Labels, Annotations []string }{
-	Labels: []string{names.ManagedLabel, names.ResourceBindingPermanentIDLabel, names.ClusterResourceBindingPermanentIDLabel},
+	Labels: []string{workv1alpha2.ManagedLabel, workv1alpha2.ResourceBindingPermanentIDLabel, workv1alpha2.ClusterResourceBindingPermanentIDLabel},
 	Annotations: []string{
-		names.ResourceBindingNamespaceAnnotation, names.ResourceBindingNameAnnotation, names.ClusterResourceBindingAnnotation,
-		names.ManifestHashAnnotation, names.PreserveOnDeleteAnnotation, names.TookOverAnnotation,
+		workv1alpha2.ResourceBindingNamespaceAnnotation, workv1alpha2.ResourceBindingNameAnnotation, workv1alpha2.ClusterResourceBindingAnnotation,
+		workv1alpha2.ManifestHashAnnotation, workv1alpha2.PreserveOnDeleteAnnotation, workv1alpha2.TookOverAnnotation,
 	},
 }
 
@@ -75,5 +75,5 @@ func HandBackPatch(obj metav1.Object) ([]byte, error) {
 // Overwrite), or the binding preserves resources on deletion.
 func HandedOver(obj metav1.Object) bool {
 	a := obj.GetAnnotations()
-	return a[names.TookOverAnnotation] == "true" || a[names.PreserveOnDeleteAnnotation] == "true"
+	return a[workv1alpha2.TookOverAnnotation] == "true" || a[workv1alpha2.PreserveOnDeleteAnnotation] == "true"
 }

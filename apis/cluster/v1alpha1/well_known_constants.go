@@ -37,3 +37,12 @@ const (
 	// SecretCADataKey holds the PEM CA bundle of the cluster's API server.
 	SecretCADataKey = "caBundle"
 )
+
+// Annotations atoll sets on the credentials of a cluster.
+const (
+	// CredentialEndpointAnnotation on a cluster's credentials Secret is the
+	// API endpoint the credentials were issued for (set by atoll join). atoll
+	// sends them nowhere else: a Cluster whose apiEndpoint differs is not
+	// connected until it is joined again.
+	CredentialEndpointAnnotation = "atoll.dev/issued-for-endpoint"
+)

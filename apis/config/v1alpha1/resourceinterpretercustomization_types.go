@@ -102,7 +102,6 @@ type CustomizationRules struct {
 	DependencyInterpretation *DependencyInterpretation `json:"dependencyInterpretation,omitempty"`
 }
 
-
 // LocalValueRetention is the retention script.
 type LocalValueRetention struct {
 	// luaScript defines function Retain(desiredObj, observedObj).

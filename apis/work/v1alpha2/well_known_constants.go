@@ -38,6 +38,45 @@ const (
 	// are withdrawn). atoll's addition.
 	ReleasedAnnotation = "atoll.dev/released"
 
+	// ManagedLabel marks every object atoll applies in a member cluster;
+	// member informers select on it (value "true"), as Karmada's do.
+	ManagedLabel = "karmada.io/managed"
+
+	// ResourceBindingNamespaceAnnotation and ResourceBindingNameAnnotation on
+	// a member object name the ResourceBinding that produced it.
+	ResourceBindingNamespaceAnnotation = "resourcebinding.karmada.io/namespace"
+	ResourceBindingNameAnnotation      = "resourcebinding.karmada.io/name"
+
+	// ClusterResourceBindingAnnotation names the ClusterResourceBinding.
+	ClusterResourceBindingAnnotation = "clusterresourcebinding.karmada.io/name"
+
+	// ManifestHashAnnotation on a member object is the hash of the manifest
+	// atoll last applied there. Equal hash, no write: this is what keeps a
+	// restart free of writes to members.
+	ManifestHashAnnotation = "atoll.dev/manifest-hash"
+
+	// PreserveOnDeleteAnnotation ("true") on a member object says the
+	// binding preserves resources on deletion: withdrawal and unjoin leave
+	// the object in the member.
+	PreserveOnDeleteAnnotation = "atoll.dev/preserve-on-delete"
+
+	// TookOverAnnotation ("true") on a member object records that it existed
+	// before atoll took it over (conflictResolution Overwrite): when atoll
+	// lets go of it, it is handed back (atoll's marks removed), not deleted.
+	TookOverAnnotation = "atoll.dev/took-over"
+
+	// AttachedLabel ("true") marks an attached ResourceBinding: the
+	// binding of a dependency (ConfigMap, Secret, ServiceAccount, PVC)
+	// that follows the workloads requiring it (spec.requiredBy) rather
+	// than a policy. The dependencies controller owns these bindings.
+	AttachedLabel = "atoll.dev/attached"
+
+	// RetainReplicasByHPAAnnotation ("true") on a template records that the
+	// hpa-marker controller, not the user, set Karmada's retain-replicas
+	// label because a HorizontalPodAutoscaler targets the template; the
+	// marker removes only labels it set.
+	RetainReplicasByHPAAnnotation = "atoll.dev/retain-replicas-by-hpa"
+
 	// RetainReplicasLabel on a resource template says member clusters own
 	// its replicas (a member HPA scales the workload): atoll does not set
 	// them. Karmada's key; any value.

@@ -188,7 +188,7 @@ func Join(ctx context.Context, cfg *cmds.Join) error {
 	// executor sends them nowhere else (clustercache.ConfigFor).
 	secret := corev1ac.Secret(names.ClusterSecretName(cfg.Name), names.ClusterSecretNamespace).
 		WithType(corev1.SecretTypeOpaque).WithData(data).
-		WithAnnotations(map[string]string{names.CredentialEndpointAnnotation: memberCfg.Host})
+		WithAnnotations(map[string]string{clusterv1alpha1.CredentialEndpointAnnotation: memberCfg.Host})
 	if _, err := cp.kube.CoreV1().Secrets(names.ClusterSecretNamespace).Apply(ctx, secret,
 		metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
 		return fmt.Errorf("control plane: storing the credentials of cluster %s: %w", cfg.Name, err)

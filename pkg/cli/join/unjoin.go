@@ -144,7 +144,7 @@ func (m *memberClients) cleanUp(ctx context.Context, w io.Writer, cp *controlPla
 		return fmt.Errorf("cluster %s: deleting managed objects: %w", m.name, err)
 	}
 	fmt.Fprintf(w, "cluster %s: %d objects deleted, %d handed back (taken over, preserved, or a namespace holding others' objects), %d left alone (labelled %s but not atoll's)\n",
-		m.name, r.deleted, r.handedBack, r.foreign, names.ManagedLabel)
+		m.name, r.deleted, r.handedBack, r.foreign, workv1alpha2.ManagedLabel)
 
 	sa := serviceAccountName(m.name)
 	background := metav1.DeletePropagationBackground
@@ -183,7 +183,7 @@ func (m *memberClients) deleteOwned(ctx context.Context, cp *controlPlane) (clea
 	owned := ownerCheck{cp: cp, ids: map[ownership.Record]bool{}}
 	var namespaced, clusterScoped, namespaces []memberObject
 	seen := sets.New[types.UID]()
-	selector := labels.SelectorFromSet(labels.Set{names.ManagedLabel: "true"}).String()
+	selector := labels.SelectorFromSet(labels.Set{workv1alpha2.ManagedLabel: "true"}).String()
 	for _, res := range resources {
 		err := m.listIn(ctx, res, "", metav1.ListOptions{LabelSelector: selector}, func(o memberObject) error {
 			if seen.Has(o.meta.UID) {
@@ -337,9 +337,9 @@ func (c *ownerCheck) check(ctx context.Context, obj metav1.Object) (bool, error)
 	if mine, done := c.ids[rec]; done {
 		return mine, nil
 	}
-	gvr, label := rbGVR, names.ResourceBindingPermanentIDLabel
+	gvr, label := rbGVR, workv1alpha2.ResourceBindingPermanentIDLabel
 	if rec.Cluster {
-		gvr, label = crbGVR, names.ClusterResourceBindingPermanentIDLabel
+		gvr, label = crbGVR, workv1alpha2.ClusterResourceBindingPermanentIDLabel
 	}
 	b, err := c.cp.dyn.Resource(gvr).Namespace(rec.Namespace).Get(ctx, rec.Name, metav1.GetOptions{})
 	mine := false

@@ -10,7 +10,7 @@
 // cached) and lists its dependencies (see Of). For every dependency that
 // exists in the control plane it maintains an attached ResourceBinding:
 // named names.BindingName(kind, name) in the same namespace, labelled
-// names.AttachedLabel, with spec.resource pointing at the dependency (its
+// workv1alpha2.AttachedLabel, with spec.resource pointing at the dependency (its
 // resourceVersion kept current so the executor re-renders changed content),
 // no placement, spec.requiredBy holding one BindingSnapshot per requiring
 // binding (namespace, name, cluster names) and spec.clusters the union of

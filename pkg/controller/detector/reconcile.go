@@ -325,7 +325,7 @@ func (d *Detector) releaseBinding(ctx context.Context, b client.Object) error {
 	setKeys(meta.Labels, nil, claimLabels)
 	setKeys(meta.Annotations, nil, claimAnnotations)
 	delete(meta.Annotations, policyv1alpha1.WithdrawOnReleaseAnnotation)
-	if meta.Labels[names.AttachedLabel] == "true" && len(spec.RequiredBy) > 0 {
+	if meta.Labels[workv1alpha2.AttachedLabel] == "true" && len(spec.RequiredBy) > 0 {
 		// Its requirers place it again; the policy's placement goes with
 		// the claim.
 		spec.Placement = nil

@@ -77,7 +77,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		live = nil
 	}
 	tookOver := ""
-	if live != nil && live.GetAnnotations()[TookOverAnnotation] == "true" {
+	if live != nil && live.GetAnnotations()[workv1alpha2.TookOverAnnotation] == "true" {
 		tookOver = tookOverMessage(desired, cluster)
 	} else if live == nil && !suspended {
 		msg, blocked, err := r.conflict(ctx, member, mapping.Resource, b, desired, conflictResolution(template, spec.ConflictResolution))
@@ -92,20 +92,20 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	}
 	labels, annotations := r.kind.ownerMetadata(b)
 	if tookOver != "" {
-		annotations[TookOverAnnotation] = "true"
+		annotations[workv1alpha2.TookOverAnnotation] = "true"
 	}
 	desired.SetLabels(merge(desired.GetLabels(), labels))
 	if spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion {
-		annotations[names.PreserveOnDeleteAnnotation] = "true"
+		annotations[workv1alpha2.PreserveOnDeleteAnnotation] = "true"
 	}
 	desired.SetAnnotations(merge(desired.GetAnnotations(), annotations))
 	hash, err := interpreter.Hash(desired)
 	if err != nil {
 		return fail(err)
 	}
-	desired.SetAnnotations(merge(desired.GetAnnotations(), map[string]string{names.ManifestHashAnnotation: hash}))
+	desired.SetAnnotations(merge(desired.GetAnnotations(), map[string]string{workv1alpha2.ManifestHashAnnotation: hash}))
 
-	res.current = live != nil && live.GetAnnotations()[names.ManifestHashAnnotation] == hash
+	res.current = live != nil && live.GetAnnotations()[workv1alpha2.ManifestHashAnnotation] == hash
 	if live != nil {
 		r.observe(ctx, &res, live)
 	}
@@ -174,11 +174,6 @@ var executorOperations = []interpreter.Operation{
 	interpreter.ReplicaRevision, interpreter.Retention, interpreter.StatusReflection,
 	interpreter.HealthInterpretation, interpreter.StatusAggregation,
 }
-
-// TookOverAnnotation marks a member object that existed before atoll took
-// it over (conflictResolution Overwrite), so the binding status keeps
-// saying so and letting go hands it back.
-const TookOverAnnotation = names.TookOverAnnotation
 
 func tookOverMessage(desired *unstructured.Unstructured, cluster string) string {
 	return fmt.Sprintf("took over existing %s %s in cluster %s", desired.GetKind(), klog.KObj(desired), cluster)

@@ -11,7 +11,6 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
-	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 type metaRESTMapper = meta.RESTMapper
@@ -36,25 +35,25 @@ func (k kind) clusterScoped() bool { return k == clusterKind }
 // this kind, and which.
 func (k kind) owns(a map[string]string) (types.NamespacedName, bool) {
 	if k.clusterScoped() {
-		name := a[names.ClusterResourceBindingAnnotation]
+		name := a[workv1alpha2.ClusterResourceBindingAnnotation]
 		return types.NamespacedName{Name: name}, name != ""
 	}
-	ns, name := a[names.ResourceBindingNamespaceAnnotation], a[names.ResourceBindingNameAnnotation]
+	ns, name := a[workv1alpha2.ResourceBindingNamespaceAnnotation], a[workv1alpha2.ResourceBindingNameAnnotation]
 	return types.NamespacedName{Namespace: ns, Name: name}, name != ""
 }
 
 // ownerMetadata is what the executor puts on every member object so that
 // member events map back to the binding and member informers select it.
 func (k kind) ownerMetadata(b client.Object) (labels, annotations map[string]string) {
-	labels = map[string]string{names.ManagedLabel: "true"}
+	labels = map[string]string{workv1alpha2.ManagedLabel: "true"}
 	annotations = map[string]string{}
-	idLabel := names.ResourceBindingPermanentIDLabel
+	idLabel := workv1alpha2.ResourceBindingPermanentIDLabel
 	if k.clusterScoped() {
-		idLabel = names.ClusterResourceBindingPermanentIDLabel
-		annotations[names.ClusterResourceBindingAnnotation] = b.GetName()
+		idLabel = workv1alpha2.ClusterResourceBindingPermanentIDLabel
+		annotations[workv1alpha2.ClusterResourceBindingAnnotation] = b.GetName()
 	} else {
-		annotations[names.ResourceBindingNamespaceAnnotation] = b.GetNamespace()
-		annotations[names.ResourceBindingNameAnnotation] = b.GetName()
+		annotations[workv1alpha2.ResourceBindingNamespaceAnnotation] = b.GetNamespace()
+		annotations[workv1alpha2.ResourceBindingNameAnnotation] = b.GetName()
 	}
 	if id := b.GetLabels()[idLabel]; id != "" {
 		labels[idLabel] = id

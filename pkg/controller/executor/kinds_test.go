@@ -10,7 +10,6 @@ import (
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
-	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 // The metadata the executor writes must map member events back to exactly
@@ -24,15 +23,15 @@ func TestOwnerMetadataRoundTrip(t *testing.T) {
 	}{
 		"ResourceBinding": {
 			kind:      namespacedKind,
-			binding:   &metav1.ObjectMeta{Namespace: "demo", Name: "nginx-deployment", Labels: map[string]string{names.ResourceBindingPermanentIDLabel: "id-1"}},
+			binding:   &metav1.ObjectMeta{Namespace: "demo", Name: "nginx-deployment", Labels: map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"}},
 			wantKey:   types.NamespacedName{Namespace: "demo", Name: "nginx-deployment"},
-			wantLabel: names.ResourceBindingPermanentIDLabel,
+			wantLabel: workv1alpha2.ResourceBindingPermanentIDLabel,
 		},
 		"ClusterResourceBinding": {
 			kind:      clusterKind,
-			binding:   &metav1.ObjectMeta{Name: "admin-clusterrole", Labels: map[string]string{names.ClusterResourceBindingPermanentIDLabel: "id-2"}},
+			binding:   &metav1.ObjectMeta{Name: "admin-clusterrole", Labels: map[string]string{workv1alpha2.ClusterResourceBindingPermanentIDLabel: "id-2"}},
 			wantKey:   types.NamespacedName{Name: "admin-clusterrole"},
-			wantLabel: names.ClusterResourceBindingPermanentIDLabel,
+			wantLabel: workv1alpha2.ClusterResourceBindingPermanentIDLabel,
 		},
 	}
 	for name, tc := range cases {
@@ -42,7 +41,7 @@ func TestOwnerMetadataRoundTrip(t *testing.T) {
 			obj.SetName(tc.binding.Name)
 			obj.SetLabels(tc.binding.Labels)
 			labels, annotations := tc.kind.ownerMetadata(obj)
-			if labels[names.ManagedLabel] != "true" || labels[tc.wantLabel] == "" {
+			if labels[workv1alpha2.ManagedLabel] != "true" || labels[tc.wantLabel] == "" {
 				t.Errorf("labels %v lack the managed label or the permanent id", labels)
 			}
 			got, ok := tc.kind.owns(annotations)

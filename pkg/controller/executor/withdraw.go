@@ -107,9 +107,9 @@ func (r *reconciler) ownedBy(b client.Object, obj metav1.Object) bool {
 func (r *reconciler) recordOf(b client.Object) ownership.Record {
 	labels, _ := r.kind.ownerMetadata(b)
 	rec := ownership.Record{Cluster: r.kindIsCluster(), Namespace: b.GetNamespace(), Name: b.GetName(),
-		PermanentID: labels[names.ResourceBindingPermanentIDLabel]}
+		PermanentID: labels[workv1alpha2.ResourceBindingPermanentIDLabel]}
 	if rec.Cluster {
-		rec.PermanentID = labels[names.ClusterResourceBindingPermanentIDLabel]
+		rec.PermanentID = labels[workv1alpha2.ClusterResourceBindingPermanentIDLabel]
 	}
 	return rec
 }

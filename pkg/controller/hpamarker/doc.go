@@ -7,7 +7,7 @@
 // in each member.
 //
 // The root is the template (kind, namespace, name). A template gets the
-// label, together with annotation names.RetainReplicasByHPAAnnotation, when
+// label, together with annotation workv1alpha2.RetainReplicasByHPAAnnotation, when
 // an HPA that is not being deleted targets it; it loses both when none does
 // any more. A label the user set (without the annotation) is never removed.
 // HPAs are read from the manager's cache through an index on their scale

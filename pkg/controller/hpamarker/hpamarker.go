@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/names"
@@ -103,15 +104,15 @@ func (r *reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	_, labelled := m.Labels[interpreter.RetainReplicasLabel]
-	marked := m.Annotations[names.RetainReplicasByHPAAnnotation] == "true"
+	marked := m.Annotations[workv1alpha2.RetainReplicasByHPAAnnotation] == "true"
 	var labels, annotations map[string]any
 	switch {
 	case targeted && !labelled:
 		labels = map[string]any{interpreter.RetainReplicasLabel: "true"}
-		annotations = map[string]any{names.RetainReplicasByHPAAnnotation: "true"}
+		annotations = map[string]any{workv1alpha2.RetainReplicasByHPAAnnotation: "true"}
 	case !targeted && marked:
 		labels = map[string]any{interpreter.RetainReplicasLabel: nil}
-		annotations = map[string]any{names.RetainReplicasByHPAAnnotation: nil}
+		annotations = map[string]any{workv1alpha2.RetainReplicasByHPAAnnotation: nil}
 	default:
 		return ctrl.Result{}, nil
 	}

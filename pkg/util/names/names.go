@@ -1,68 +1,16 @@
-// Package names holds the names, labels and annotations that atoll's
-// controllers agree on. Karmada's spellings are kept wherever Karmada has
-// one, so tools written for Karmada find atoll's objects; atoll's own
-// additions use the atoll.dev prefix.
+// Package names holds the object names and namespaces atoll's controllers
+// agree on. Well-known label and annotation keys live with the API types
+// (apis/work/v1alpha2, apis/policy/v1alpha1, apis/cluster/v1alpha1).
 package names
 
 import (
 	"strings"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
 
 const (
-	// ManagedLabel marks every object atoll applies in a member cluster;
-	// member informers select on it (value "true"), as Karmada's do.
-	ManagedLabel = "karmada.io/managed"
-
-	// ResourceBindingPermanentIDLabel is the permanent id (a UUID) of a
-	// ResourceBinding, on the binding itself and on the member objects it
-	// produced.
-	ResourceBindingPermanentIDLabel = "resourcebinding.karmada.io/permanent-id"
-	// ClusterResourceBindingPermanentIDLabel is the same for a
-	// ClusterResourceBinding.
-	ClusterResourceBindingPermanentIDLabel = "clusterresourcebinding.karmada.io/permanent-id"
-
-	// ResourceBindingNamespaceAnnotation and ResourceBindingNameAnnotation on
-	// a member object name the ResourceBinding that produced it.
-	ResourceBindingNamespaceAnnotation = "resourcebinding.karmada.io/namespace"
-	ResourceBindingNameAnnotation      = "resourcebinding.karmada.io/name"
-	// ClusterResourceBindingAnnotation names the ClusterResourceBinding.
-	ClusterResourceBindingAnnotation = "clusterresourcebinding.karmada.io/name"
-
-	// ManifestHashAnnotation on a member object is the hash of the manifest
-	// atoll last applied there. Equal hash, no write: this is what keeps a
-	// restart free of writes to members.
-	ManifestHashAnnotation = "atoll.dev/manifest-hash"
-
-	// PreserveOnDeleteAnnotation ("true") on a member object says the
-	// binding preserves resources on deletion: withdrawal and unjoin leave
-	// the object in the member.
-	PreserveOnDeleteAnnotation = "atoll.dev/preserve-on-delete"
-
-	// TookOverAnnotation ("true") on a member object records that it existed
-	// before atoll took it over (conflictResolution Overwrite): when atoll
-	// lets go of it, it is handed back (atoll's marks removed), not deleted.
-	TookOverAnnotation = "atoll.dev/took-over"
-
-	// CredentialEndpointAnnotation on a cluster's credentials Secret is the
-	// API endpoint the credentials were issued for (set by atoll join). atoll
-	// sends them nowhere else: a Cluster whose apiEndpoint differs is not
-	// connected until it is joined again.
-	CredentialEndpointAnnotation = "atoll.dev/issued-for-endpoint"
-
-	// AttachedLabel ("true") marks an attached ResourceBinding: the
-	// binding of a dependency (ConfigMap, Secret, ServiceAccount, PVC)
-	// that follows the workloads requiring it (spec.requiredBy) rather
-	// than a policy. The dependencies controller owns these bindings.
-	AttachedLabel = "atoll.dev/attached"
-
-	// RetainReplicasByHPAAnnotation ("true") on a template records that the
-	// hpa-marker controller, not the user, set Karmada's retain-replicas
-	// label because a HorizontalPodAutoscaler targets the template; the
-	// marker removes only labels it set.
-	RetainReplicasByHPAAnnotation = "atoll.dev/retain-replicas-by-hpa"
-
 	// FieldManager is the server-side apply field manager of everything
 	// atoll writes.
 	FieldManager = "atoll"
@@ -95,7 +43,7 @@ func ClusterSecretName(cluster string) string { return cluster }
 // claimed since: the dependencies controller alone places it, even while no
 // workload requires it (a kept volume).
 func IsAttached(labels map[string]string) bool {
-	return labels[AttachedLabel] == "true" &&
+	return labels[workv1alpha2.AttachedLabel] == "true" &&
 		labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] == "" &&
 		labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] == ""
 }

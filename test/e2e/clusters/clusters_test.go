@@ -447,15 +447,15 @@ func TestClusters(t *testing.T) {
 		// both sides).
 		const id = "6a3c1f7e-0000-4000-8000-000000000001"
 		rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "owned", Namespace: "default",
-			Labels: map[string]string{names.ResourceBindingPermanentIDLabel: id}},
+			Labels: map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: id}},
 			Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "owned"}}}
 		if err := c.Create(ctx, rb); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = c.Delete(context.Background(), rb) })
 		record := func(obj metav1.Object, permanentID string, extra map[string]string) {
-			obj.SetLabels(map[string]string{names.ManagedLabel: "true", names.ResourceBindingPermanentIDLabel: permanentID})
-			a := map[string]string{names.ResourceBindingNamespaceAnnotation: "default", names.ResourceBindingNameAnnotation: "owned"}
+			obj.SetLabels(map[string]string{workv1alpha2.ManagedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: permanentID})
+			a := map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: "default", workv1alpha2.ResourceBindingNameAnnotation: "owned"}
 			for k, v := range extra {
 				a[k] = v
 			}
@@ -478,9 +478,11 @@ func TestClusters(t *testing.T) {
 			t.Cleanup(func() { _ = m2.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
 		}
 		newConfigMap("default", "managed", func(o metav1.Object) { record(o, id, nil) })
-		newConfigMap("default", "preserved", func(o metav1.Object) { record(o, id, map[string]string{names.PreserveOnDeleteAnnotation: "true"}) })
-		newConfigMap("default", "took-over", func(o metav1.Object) { record(o, id, map[string]string{names.TookOverAnnotation: "true"}) })
-		newConfigMap("default", "labelled-only", func(o metav1.Object) { o.SetLabels(map[string]string{names.ManagedLabel: "true"}) })
+		newConfigMap("default", "preserved", func(o metav1.Object) {
+			record(o, id, map[string]string{workv1alpha2.PreserveOnDeleteAnnotation: "true"})
+		})
+		newConfigMap("default", "took-over", func(o metav1.Object) { record(o, id, map[string]string{workv1alpha2.TookOverAnnotation: "true"}) })
+		newConfigMap("default", "labelled-only", func(o metav1.Object) { o.SetLabels(map[string]string{workv1alpha2.ManagedLabel: "true"}) })
 		newConfigMap("default", "wrong-id", func(o metav1.Object) { record(o, "00000000-0000-0000-0000-000000000000", nil) })
 		newNamespace("owned-empty")
 		newNamespace("owned-shared")
@@ -503,19 +505,19 @@ func TestClusters(t *testing.T) {
 				t.Errorf("%s ConfigMap after unjoin: %v", name, err)
 				continue
 			}
-			if _, managed := cm.Labels[names.ManagedLabel]; managed || cm.Annotations[names.ResourceBindingNameAnnotation] != "" {
+			if _, managed := cm.Labels[workv1alpha2.ManagedLabel]; managed || cm.Annotations[workv1alpha2.ResourceBindingNameAnnotation] != "" {
 				t.Errorf("%s ConfigMap not handed back: labels %v annotations %v", name, cm.Labels, cm.Annotations)
 			}
 		}
 		for _, name := range []string{"labelled-only", "wrong-id"} {
 			cm, err := m2.CoreV1().ConfigMaps("default").Get(ctx, name, metav1.GetOptions{})
-			if err != nil || cm.Labels[names.ManagedLabel] != "true" {
+			if err != nil || cm.Labels[workv1alpha2.ManagedLabel] != "true" {
 				t.Errorf("%s ConfigMap (not atoll's) touched by unjoin: %v %v", name, err, cm.Labels)
 			}
 		}
 		if ns, err := m2.CoreV1().Namespaces().Get(ctx, "owned-shared", metav1.GetOptions{}); err != nil || ns.DeletionTimestamp != nil {
 			t.Errorf("namespace holding someone else's ConfigMap deleted by unjoin: %v", err)
-		} else if _, managed := ns.Labels[names.ManagedLabel]; managed {
+		} else if _, managed := ns.Labels[workv1alpha2.ManagedLabel]; managed {
 			t.Errorf("namespace owned-shared not handed back: labels %v", ns.Labels)
 		}
 		if _, err := m2.CoreV1().ConfigMaps("owned-shared").Get(ctx, "someone-elses", metav1.GetOptions{}); err != nil {

@@ -209,7 +209,7 @@ func TestPropagateDeps(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("ConfigMap", "shared")}, &attached); err != nil {
 		t.Fatalf("attached binding of ConfigMap shared: %v", err)
 	}
-	if attached.Labels[names.AttachedLabel] != "true" || attached.Spec.Placement != nil ||
+	if attached.Labels[workv1alpha2.AttachedLabel] != "true" || attached.Spec.Placement != nil ||
 		len(attached.Spec.RequiredBy) != 1 || attached.Spec.RequiredBy[0].Name != names.BindingName("Deployment", "web") {
 		t.Errorf("attached binding: labels %v, placement %v, requiredBy %+v", attached.Labels, attached.Spec.Placement, attached.Spec.RequiredBy)
 	}
@@ -284,7 +284,7 @@ func TestPropagateDeps(t *testing.T) {
 	expect(ctx, t, ns, "ConfigMap", "late", "v1")
 	framework.Eventually(t, time.Minute, "attached bindings deleted", func() (bool, string) {
 		var list workv1alpha2.ResourceBindingList
-		if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{names.AttachedLabel: "true"}); err != nil {
+		if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{workv1alpha2.AttachedLabel: "true"}); err != nil {
 			return false, err.Error()
 		}
 		var left []string
@@ -322,7 +322,7 @@ func TestDependencyWithOwnPolicy(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("ConfigMap", "own")}, &b); err != nil {
 		t.Fatal(err)
 	}
-	if b.Labels[names.AttachedLabel] != "" || len(b.Spec.RequiredBy) != 0 {
+	if b.Labels[workv1alpha2.AttachedLabel] != "" || len(b.Spec.RequiredBy) != 0 {
 		t.Errorf("the ConfigMap's own binding was attached: labels %v, requiredBy %+v", b.Labels, b.Spec.RequiredBy)
 	}
 

@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
-	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
@@ -79,7 +79,7 @@ func TestMemberHPAOwnsReplicas(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app}, d); err != nil {
 			return false, err.Error()
 		}
-		return d.Labels[interpreter.RetainReplicasLabel] == "true" && d.Annotations[names.RetainReplicasByHPAAnnotation] == "true",
+		return d.Labels[interpreter.RetainReplicasLabel] == "true" && d.Annotations[workv1alpha2.RetainReplicasByHPAAnnotation] == "true",
 			fmt.Sprintf("labels %v", d.Labels)
 	})
 	framework.Eventually(t, 90*time.Second, "HPA and Deployment in member1", func() (bool, string) {
@@ -132,7 +132,7 @@ func TestMemberHPAOwnsReplicas(t *testing.T) {
 			return false, err.Error()
 		}
 		_, labelled := d.Labels[interpreter.RetainReplicasLabel]
-		_, annotated := d.Annotations[names.RetainReplicasByHPAAnnotation]
+		_, annotated := d.Annotations[workv1alpha2.RetainReplicasByHPAAnnotation]
 		return !labelled && !annotated, fmt.Sprintf("labels %v annotations %v", d.Labels, d.Annotations)
 	})
 }

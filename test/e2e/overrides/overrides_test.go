@@ -172,7 +172,7 @@ func TestOverridersPerCluster(t *testing.T) {
 			image: ctr.Image, command: strings.Join(ctr.Command, "|"), args: strings.Join(ctr.Args, "|"),
 			tier: d.Labels["tier"], note: cm.Annotations["note"], config: cm.Data["config.json"],
 			appliedOverrides: d.Annotations[overridemanager.AppliedOverridesAnnotation], minReadySeconds: d.Spec.MinReadySeconds,
-		}, fmt.Sprintf("generation %d hash %s", d.Generation, d.Annotations[names.ManifestHashAnnotation]), cm.ResourceVersion, nil
+		}, fmt.Sprintf("generation %d hash %s", d.Generation, d.Annotations[workv1alpha2.ManifestHashAnnotation]), cm.ResourceVersion, nil
 	}
 	deployRV := map[string]string{}
 	for _, m := range members {
@@ -383,7 +383,7 @@ func TestConflictResolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Labels[names.ManagedLabel] != "" {
+	if got.Labels[workv1alpha2.ManagedLabel] != "" {
 		t.Errorf("Abort labelled the existing ConfigMap: %v", got.Labels)
 	}
 }

@@ -16,7 +16,6 @@ import (
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
-	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
@@ -211,7 +210,7 @@ func TestForeignObjectsAreLeftAlone(t *testing.T) {
 	ctx := framework.Context(t, 4*time.Minute)
 	ns := "foreign"
 	memberYAML := namespaceYAML(ns) + "---\n" +
-		configMapYAML(ns, "labelled", names.ManagedLabel+`: "true"`, "theirs") + "---\n" +
+		configMapYAML(ns, "labelled", workv1alpha2.ManagedLabel+`: "true"`, "theirs") + "---\n" +
 		fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -221,7 +220,7 @@ metadata:
   annotations: {%s: %s, %s: spoofed-configmap}
 data:
   value: theirs
-`, ns, names.ManagedLabel, names.ResourceBindingPermanentIDLabel, names.ResourceBindingNamespaceAnnotation, ns, names.ResourceBindingNameAnnotation)
+`, ns, workv1alpha2.ManagedLabel, workv1alpha2.ResourceBindingPermanentIDLabel, workv1alpha2.ResourceBindingNamespaceAnnotation, ns, workv1alpha2.ResourceBindingNameAnnotation)
 	if out, err := world.MemberKubectl(t, "member1", memberYAML, "apply", "-f", "-"); err != nil {
 		t.Fatalf("creating member1's own ConfigMaps: %v\n%s", err, out)
 	}
@@ -292,8 +291,8 @@ func TestTakenOverObjectIsHandedBack(t *testing.T) {
 		if cm == nil {
 			return false, "deleted"
 		}
-		_, managed := cm.Labels[names.ManagedLabel]
-		_, owner := cm.Annotations[names.ResourceBindingNameAnnotation]
+		_, managed := cm.Labels[workv1alpha2.ManagedLabel]
+		_, owner := cm.Annotations[workv1alpha2.ResourceBindingNameAnnotation]
 		return !managed && !owner, fmt.Sprintf("labels %v annotations %v", cm.Labels, cm.Annotations)
 	})
 	framework.Consistently(t, 10*time.Second, "handed-back ConfigMap kept", sameObject(ctx, t, "member1", ns, "legacy", before.UID, "value", "new"))
@@ -767,7 +766,7 @@ func TestUnrecordedCopyIsWithdrawn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := rb.Labels[names.ResourceBindingPermanentIDLabel]
+	id := rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel]
 	orphan := namespaceYAML(ns) + "---\n" + fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -777,7 +776,7 @@ metadata:
   annotations: {%s: %s, %s: cfg-configmap}
 data:
   value: v1
-`, ns, names.ManagedLabel, names.ResourceBindingPermanentIDLabel, id, names.ResourceBindingNamespaceAnnotation, ns, names.ResourceBindingNameAnnotation)
+`, ns, workv1alpha2.ManagedLabel, workv1alpha2.ResourceBindingPermanentIDLabel, id, workv1alpha2.ResourceBindingNamespaceAnnotation, ns, workv1alpha2.ResourceBindingNameAnnotation)
 	if out, err := world.MemberKubectl(t, "member2", orphan, "apply", "-f", "-"); err != nil {
 		t.Fatalf("creating the unrecorded copy in member2: %v\n%s", err, out)
 	}
