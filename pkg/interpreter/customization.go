@@ -92,36 +92,23 @@ func (c *Customizations) compiledOp(ric *configv1alpha1.ResourceInterpreterCusto
 	return cc
 }
 
+// rules are the customization's rule of each operation.
+var rules = map[Operation]func(r *configv1alpha1.CustomizationRules) *configv1alpha1.LuaScript{
+	Retention:            func(r *configv1alpha1.CustomizationRules) *configv1alpha1.LuaScript { return r.Retention },
+	ReplicaResource:      func(r *configv1alpha1.CustomizationRules) *configv1alpha1.LuaScript { return r.ReplicaResource },
+	ReplicaRevision:      func(r *configv1alpha1.CustomizationRules) *configv1alpha1.LuaScript { return r.ReplicaRevision },
+	StatusReflection:     func(r *configv1alpha1.CustomizationRules) *configv1alpha1.LuaScript { return r.StatusReflection },
+	StatusAggregation:    func(r *configv1alpha1.CustomizationRules) *configv1alpha1.LuaScript { return r.StatusAggregation },
+	HealthInterpretation: func(r *configv1alpha1.CustomizationRules) *configv1alpha1.LuaScript { return r.HealthInterpretation },
+	DependencyInterpretation: func(r *configv1alpha1.CustomizationRules) *configv1alpha1.LuaScript {
+		return r.DependencyInterpretation
+	},
+}
+
+// scriptOf is the Lua source of op's rule, "" when there is none.
 func scriptOf(r *configv1alpha1.CustomizationRules, op Operation) string {
-	switch op {
-	case Retention:
-		if r.Retention != nil {
-			return r.Retention.LuaScript
-		}
-	case ReplicaResource:
-		if r.ReplicaResource != nil {
-			return r.ReplicaResource.LuaScript
-		}
-	case ReplicaRevision:
-		if r.ReplicaRevision != nil {
-			return r.ReplicaRevision.LuaScript
-		}
-	case StatusReflection:
-		if r.StatusReflection != nil {
-			return r.StatusReflection.LuaScript
-		}
-	case StatusAggregation:
-		if r.StatusAggregation != nil {
-			return r.StatusAggregation.LuaScript
-		}
-	case HealthInterpretation:
-		if r.HealthInterpretation != nil {
-			return r.HealthInterpretation.LuaScript
-		}
-	case DependencyInterpretation:
-		if r.DependencyInterpretation != nil {
-			return r.DependencyInterpretation.LuaScript
-		}
+	if rule := rules[op](r); rule != nil {
+		return rule.LuaScript
 	}
 	return ""
 }

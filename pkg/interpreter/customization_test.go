@@ -35,7 +35,7 @@ func (s staticSource) ForKind(_ context.Context, gvk schema.GroupVersionKind) ([
 	return out, nil
 }
 
-func loadCustomization(t *testing.T, file string) configv1alpha1.ResourceInterpreterCustomization {
+func loadCustomization(t testing.TB, file string) configv1alpha1.ResourceInterpreterCustomization {
 	t.Helper()
 	data, err := os.ReadFile("../../test/testdata/interpreter/" + file)
 	if err != nil {

@@ -64,110 +64,49 @@ type CustomizationRules struct {
 	// retention keeps fields the member owns when atoll updates an object:
 	// function Retain(desiredObj, observedObj) returns the object to apply.
 	// +optional
-	Retention *LocalValueRetention `json:"retention,omitempty"`
+	Retention *LuaScript `json:"retention,omitempty"`
 
 	// replicaResource reads replicas and the requirements of one replica:
 	// function GetReplicas(desiredObj) returns replicas, requirements.
 	// +optional
-	ReplicaResource *ReplicaResourceRequirement `json:"replicaResource,omitempty"`
+	ReplicaResource *LuaScript `json:"replicaResource,omitempty"`
 
 	// componentResource describes multi-component workloads (Karmada's
 	// GetComponents). atoll accepts it and does not run it yet.
 	// +optional
-	ComponentResource *ComponentResourceRequirement `json:"componentResource,omitempty"`
+	ComponentResource *LuaScript `json:"componentResource,omitempty"`
 
 	// replicaRevision sets one cluster's share of the replicas:
 	// function ReviseReplica(desiredObj, desiredReplica) returns the object.
 	// +optional
-	ReplicaRevision *ReplicaRevision `json:"replicaRevision,omitempty"`
+	ReplicaRevision *LuaScript `json:"replicaRevision,omitempty"`
 
 	// statusReflection picks the status recorded from a member object:
 	// function ReflectStatus(observedObj) returns the status.
 	// +optional
-	StatusReflection *StatusReflection `json:"statusReflection,omitempty"`
+	StatusReflection *LuaScript `json:"statusReflection,omitempty"`
 
 	// statusAggregation adds the clusters' statuses up on the template:
 	// function AggregateStatus(desiredObj, statusItems) returns the object.
 	// +optional
-	StatusAggregation *StatusAggregation `json:"statusAggregation,omitempty"`
+	StatusAggregation *LuaScript `json:"statusAggregation,omitempty"`
 
 	// healthInterpretation says whether a member object is healthy:
 	// function InterpretHealth(observedObj) returns a boolean.
 	// +optional
-	HealthInterpretation *HealthInterpretation `json:"healthInterpretation,omitempty"`
+	HealthInterpretation *LuaScript `json:"healthInterpretation,omitempty"`
 
 	// dependencyInterpretation lists the objects an object needs in the same
 	// clusters: function GetDependencies(desiredObj) returns the references.
 	// +optional
-	DependencyInterpretation *DependencyInterpretation `json:"dependencyInterpretation,omitempty"`
+	DependencyInterpretation *LuaScript `json:"dependencyInterpretation,omitempty"`
 }
 
-// LocalValueRetention is the retention script.
-type LocalValueRetention struct {
-	// luaScript defines function Retain(desiredObj, observedObj).
-	// +required
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=65536
-	LuaScript string `json:"luaScript"`
-}
-
-// ReplicaResourceRequirement is the replica script.
-type ReplicaResourceRequirement struct {
-	// luaScript defines function GetReplicas(desiredObj).
-	// +required
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=65536
-	LuaScript string `json:"luaScript"`
-}
-
-// ComponentResourceRequirement is the component script.
-type ComponentResourceRequirement struct {
-	// luaScript defines function GetComponents(desiredObj).
-	// +required
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=65536
-	LuaScript string `json:"luaScript"`
-}
-
-// ReplicaRevision is the replica revision script.
-type ReplicaRevision struct {
-	// luaScript defines function ReviseReplica(desiredObj, desiredReplica).
-	// +required
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=65536
-	LuaScript string `json:"luaScript"`
-}
-
-// StatusReflection is the status reflection script.
-type StatusReflection struct {
-	// luaScript defines function ReflectStatus(observedObj).
-	// +required
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=65536
-	LuaScript string `json:"luaScript"`
-}
-
-// StatusAggregation is the status aggregation script.
-type StatusAggregation struct {
-	// luaScript defines function AggregateStatus(desiredObj, statusItems).
-	// +required
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=65536
-	LuaScript string `json:"luaScript"`
-}
-
-// HealthInterpretation is the health script.
-type HealthInterpretation struct {
-	// luaScript defines function InterpretHealth(observedObj).
-	// +required
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=65536
-	LuaScript string `json:"luaScript"`
-}
-
-// DependencyInterpretation is the dependency script.
-type DependencyInterpretation struct {
-	// luaScript defines function GetDependencies(desiredObj).
+// LuaScript is one customization rule: Lua source defining the rule's
+// function. (Karmada declares one Go type per rule, all of this shape; the
+// JSON is the same.)
+type LuaScript struct {
+	// luaScript is the Lua source.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=65536

@@ -5,6 +5,7 @@ package bindingkind
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,23 +45,11 @@ func (ResourceBinding) Status(o client.Object) *workv1alpha2.ResourceBindingStat
 	return &o.(*workv1alpha2.ResourceBinding).Status
 }
 func (ResourceBinding) Requests(l client.ObjectList, filter func(*workv1alpha2.ResourceBindingSpec) bool) []reconcile.Request {
-	items := l.(*workv1alpha2.ResourceBindingList).Items
-	out := make([]reconcile.Request, 0, len(items))
-	for i := range items {
-		if filter == nil || filter(&items[i].Spec) {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: items[i].Namespace, Name: items[i].Name}})
-		}
-	}
-	return out
+	return requests(l, filter)
 }
 
 func (ResourceBinding) Specs(l client.ObjectList) []*workv1alpha2.ResourceBindingSpec {
-	items := l.(*workv1alpha2.ResourceBindingList).Items
-	out := make([]*workv1alpha2.ResourceBindingSpec, len(items))
-	for i := range items {
-		out[i] = &items[i].Spec
-	}
-	return out
+	return specs(l)
 }
 
 // ClusterResourceBinding adapts work.karmada.io ClusterResourceBinding.
@@ -82,21 +71,41 @@ func (ClusterResourceBinding) Status(o client.Object) *workv1alpha2.ResourceBind
 	return &o.(*workv1alpha2.ClusterResourceBinding).Status
 }
 func (ClusterResourceBinding) Requests(l client.ObjectList, filter func(*workv1alpha2.ResourceBindingSpec) bool) []reconcile.Request {
-	items := l.(*workv1alpha2.ClusterResourceBindingList).Items
-	out := make([]reconcile.Request, 0, len(items))
-	for i := range items {
-		if filter == nil || filter(&items[i].Spec) {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: items[i].Name}})
+	return requests(l, filter)
+}
+
+func (ClusterResourceBinding) Specs(l client.ObjectList) []*workv1alpha2.ResourceBindingSpec {
+	return specs(l)
+}
+
+// items returns the bindings of a list of either kind (pointers into l).
+func items(l client.ObjectList) []client.Object {
+	objs, err := meta.ExtractList(l)
+	if err != nil {
+		panic(fmt.Sprintf("bindingkind: %T is not a binding list: %v", l, err))
+	}
+	out := make([]client.Object, len(objs))
+	for i, o := range objs {
+		out[i] = o.(client.Object)
+	}
+	return out
+}
+
+func requests(l client.ObjectList, filter func(*workv1alpha2.ResourceBindingSpec) bool) []reconcile.Request {
+	var out []reconcile.Request
+	for _, b := range items(l) {
+		if filter == nil || filter(Spec(b)) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.GetNamespace(), Name: b.GetName()}})
 		}
 	}
 	return out
 }
 
-func (ClusterResourceBinding) Specs(l client.ObjectList) []*workv1alpha2.ResourceBindingSpec {
-	items := l.(*workv1alpha2.ClusterResourceBindingList).Items
-	out := make([]*workv1alpha2.ResourceBindingSpec, len(items))
-	for i := range items {
-		out[i] = &items[i].Spec
+func specs(l client.ObjectList) []*workv1alpha2.ResourceBindingSpec {
+	bs := items(l)
+	out := make([]*workv1alpha2.ResourceBindingSpec, len(bs))
+	for i, b := range bs {
+		out[i] = Spec(b)
 	}
 	return out
 }
