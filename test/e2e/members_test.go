@@ -64,7 +64,7 @@ func TestDeploymentRunsAndSurplusStaysPending(t *testing.T) {
 	cs := memberClient(t, "member1")
 	newNamespace(t, ctx, cs, "capacity")
 
-	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, framework.Deployment("capacity", "small", 2, "100m"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, framework.Deployment("small", "capacity").Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 90*time.Second, "2 Ready pods of small", func() (bool, string) {
@@ -73,7 +73,7 @@ func TestDeploymentRunsAndSurplusStaysPending(t *testing.T) {
 	})
 
 	// Nodes have 8 CPU each (3 nodes): a 5-CPU pod fits once per node.
-	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, framework.Deployment("capacity", "big", 5, "5"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, framework.Deployment("big", "capacity").Replicas(5).Request(corev1.ResourceCPU, "5").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 90*time.Second, "3 Ready and 2 unschedulable pods of big", func() (bool, string) {
@@ -98,10 +98,10 @@ func TestHPAScalesWithWorldLoad(t *testing.T) {
 	ctx := framework.Context(t, 5*time.Minute)
 	cs := memberClient(t, "member1")
 	newNamespace(t, ctx, cs, "hpa")
-	if _, err := cs.AppsV1().Deployments("hpa").Create(ctx, framework.Deployment("hpa", "web", 1, "200m"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments("hpa").Create(ctx, framework.Deployment("web", "hpa").Replicas(1).Request(corev1.ResourceCPU, "200m").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("hpa").Create(ctx, framework.HPA("hpa", "web", 10), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("hpa").Create(ctx, framework.HPA("web", "hpa", 10), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "web", "600m")
@@ -151,7 +151,7 @@ func TestStoppedMemberLoadMovesToTheOther(t *testing.T) {
 	m1, m2 := memberClient(t, "member1"), memberClient(t, "member2")
 	for _, cs := range []kubernetes.Interface{m1, m2} {
 		newNamespace(t, ctx, cs, "shop")
-		if _, err := cs.AppsV1().Deployments("shop").Create(ctx, framework.Deployment("shop", "shop", 2, "200m"), metav1.CreateOptions{}); err != nil {
+		if _, err := cs.AppsV1().Deployments("shop").Create(ctx, framework.Deployment("shop", "shop").Replicas(2).Request(corev1.ResourceCPU, "200m").Obj(), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("shop").Create(ctx, framework.HPA("shop", "shop", 12), metav1.CreateOptions{}); err != nil {

@@ -326,15 +326,23 @@ func RunWithControlPlane(m *testing.M, cp **ControlPlane, opts Options) int {
 }
 
 // Atoll runs an atoll subcommand (e.g. "sim", "load", …) against this
-// data dir's world and returns its combined output.
+// data dir's world and returns its combined output; it fails the test when
+// the command fails.
 func (cp *ControlPlane) Atoll(t testing.TB, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(Binary(t), args...)
-	out, err := cmd.CombinedOutput()
+	out, err := cp.TryAtoll(t, args...)
 	if err != nil {
 		t.Fatalf("atoll %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return string(out)
+	return out
+}
+
+// TryAtoll runs an atoll subcommand like Atoll and returns its combined
+// output and error, so a test can check how a command is refused.
+func (cp *ControlPlane) TryAtoll(t testing.TB, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command(Binary(t), args...).CombinedOutput()
+	return string(out), err
 }
 
 // MemberConfig is an admin client config straight to member name's API

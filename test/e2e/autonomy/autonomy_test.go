@@ -42,7 +42,7 @@ func member(t *testing.T, name string) kubernetes.Interface {
 
 func objects() []client.Object {
 	labels := map[string]string{"app": app}
-	deploy := framework.Deployment(ns, app, 1, "200m")
+	deploy := framework.Deployment(app, ns).Replicas(1).Request(corev1.ResourceCPU, "200m").Obj()
 	deploy.Spec.Template.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: app}}}}
 	return []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
@@ -50,7 +50,7 @@ func objects() []client.Object {
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns}, Spec: corev1.ServiceSpec{
 			Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80)}}}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns}, Data: map[string]string{"greeting": "hello"}},
-		framework.HPA(ns, app, 10),
+		framework.HPA(app, ns, 10),
 		&policyv1alpha1.PropagationPolicy{
 			ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
 			Spec: policyv1alpha1.PropagationSpec{

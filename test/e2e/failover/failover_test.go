@@ -181,7 +181,7 @@ func TestClusterFailoverStop(t *testing.T) {
 		ClusterAffinity:    &policyv1alpha1.ClusterAffinity{ClusterNames: allMembers},
 		ClusterTolerations: tolerateFailure(10),
 	}
-	create(t, ctx, c, ns, framework.Deployment(ns, app, 1, "200m"), framework.HPA(ns, app, 10),
+	create(t, ctx, c, ns, framework.Deployment(app, ns).Replicas(1).Request(corev1.ResourceCPU, "200m").Obj(), framework.HPA(app, ns, 10),
 		policy("web", placement, "Deployment", "HorizontalPodAutoscaler"))
 	load(t, app, "900m")
 	t.Cleanup(func() { load(t, app, "0") })
@@ -275,7 +275,7 @@ func TestPartitionHeal(t *testing.T) {
 	c := world.Client(t)
 	const ns, app = "fo-part", "web-part"
 	placement := policyv1alpha1.Placement{ClusterTolerations: tolerateFailure(5)}
-	create(t, ctx, c, ns, framework.Deployment(ns, app, 2, "100m"), policy("web", placement, "Deployment"))
+	create(t, ctx, c, ns, framework.Deployment(app, ns).Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(), policy("web", placement, "Deployment"))
 	framework.Eventually(t, 2*time.Minute, "2 Ready pods in every member", func() (bool, string) {
 		var got []int
 		ok := true
@@ -327,7 +327,7 @@ func TestOnlyCandidateIsNeverEmptied(t *testing.T) {
 	c := world.Client(t)
 	const ns, app = "fo-one", "solo"
 	placement := policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member3"}}}
-	create(t, ctx, c, ns, framework.Deployment(ns, app, 2, "100m"), policy("solo", placement, "Deployment"))
+	create(t, ctx, c, ns, framework.Deployment(app, ns).Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(), policy("solo", placement, "Deployment"))
 	framework.Eventually(t, 2*time.Minute, "2 Ready pods in member3", func() (bool, string) {
 		n, err := framework.ReadyPods(ctx, member(t, "member3"), ns, app)
 		return n == 2, fmt.Sprintf("ready=%d err=%v", n, err)
@@ -396,7 +396,7 @@ func TestApplicationFailover(t *testing.T) {
 			}},
 		},
 	}
-	create(t, ctx, c, ns, full, framework.Deployment(ns, app, 2, "100m"), pp)
+	create(t, ctx, c, ns, full, framework.Deployment(app, ns).Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(), pp)
 	framework.Eventually(t, time.Minute, "propagated to member1 (where it cannot run)", func() (bool, string) {
 		return memberUID(ctx, t, "member1", ns, app) != "", "not in member1 yet"
 	})
@@ -436,7 +436,7 @@ func TestFlappingClusterLeavesNoStaleTasks(t *testing.T) {
 	ctx := framework.Context(t, 6*time.Minute)
 	c := world.Client(t)
 	const ns, app = "fo-flap", "flap"
-	create(t, ctx, c, ns, framework.Deployment(ns, app, 1, "50m"), policy("flap", policyv1alpha1.Placement{}, "Deployment"))
+	create(t, ctx, c, ns, framework.Deployment(app, ns).Replicas(1).Request(corev1.ResourceCPU, "50m").Obj(), policy("flap", policyv1alpha1.Placement{}, "Deployment"))
 	settled := func(what string) {
 		t.Helper()
 		framework.Eventually(t, 2*time.Minute, what, func() (bool, string) {
