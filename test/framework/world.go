@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -15,16 +14,6 @@ import (
 // 2s of success or 3s of failure, so faults show within seconds.
 func FastClusterHealthArgs() []string {
 	return []string{"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s"}
-}
-
-// MemberNames are the names `atoll up` gives its simulated members:
-// member1 … memberN.
-func (cp *ControlPlane) MemberNames() []string {
-	names := make([]string, cp.members)
-	for i := range names {
-		names[i] = fmt.Sprintf("member%d", i+1)
-	}
-	return names
 }
 
 // MemberClientset is a clientset straight to member name's API server.
