@@ -22,12 +22,12 @@ func (cp *ControlPlane) MemberClientset(t testing.TB, name string) kubernetes.In
 	return kubernetes.NewForConfigOrDie(cp.MemberConfig(t, name))
 }
 
-// Fault runs `atoll sim fault TARGET ACTION` on this world; action is the
-// action word and its flags, separated by spaces ("stop", "slow --latency
-// 700ms", "start --wait 2m").
-func (cp *ControlPlane) Fault(t testing.TB, target, action string) {
+// Fault runs `atoll sim fault TARGET ACTION` on this world and returns its
+// output; action is the action word and its flags, separated by spaces
+// ("stop", "slow --latency 700ms", "start --wait 2m").
+func (cp *ControlPlane) Fault(t testing.TB, target, action string) string {
 	t.Helper()
-	cp.Atoll(t, append([]string{"sim", "fault", "--data-dir", cp.DataDir, target}, strings.Fields(action)...)...)
+	return cp.Atoll(t, append([]string{"sim", "fault", "--data-dir", cp.DataDir, target}, strings.Fields(action)...)...)
 }
 
 // InjectFault runs Fault(target, fault) and returns undo, which runs
