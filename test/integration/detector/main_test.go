@@ -12,23 +12,18 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	detector "github.com/atoll-dev/atoll/pkg/controller/detector"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
-	"github.com/atoll-dev/atoll/pkg/manager"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
 var cp *framework.ControlPlane
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(klog.NewKlogr())
 	os.Exit(framework.RunWithControlPlane(m, &cp, framework.Options{Args: []string{"--controllers="}}))
 }
 
@@ -37,29 +32,12 @@ func TestMain(m *testing.M) {
 // detector has synced its informers.
 func startDetector(t *testing.T) (stop func()) {
 	t.Helper()
-	scheme, err := manager.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cp.RESTConfig(t), ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
+	m := framework.StartManager(t, cp.RESTConfig(t), func(ctx context.Context, mgr ctrl.Manager) error {
+		if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		return detector.Setup(ctx, mgr, detector.Options{RediscoveryPeriod: time.Second})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	if err := detector.Setup(ctx, mgr, detector.Options{RediscoveryPeriod: time.Second}); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	stopped := false
 	stop = func() {
 		if stopped {
@@ -69,24 +47,16 @@ func startDetector(t *testing.T) (stop func()) {
 		// Let queued work finish, so the next detector starts from a
 		// quiet world and the shared queue metrics read zero.
 		waitIdle(t)
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("manager did not stop within 30s")
-		}
+		m.Stop()
 	}
 	t.Cleanup(stop)
 	framework.Eventually(t, time.Minute, "the detector to sync", func() (bool, string) {
 		select {
-		case err := <-done:
-			t.Fatalf("manager exited: %v", err)
+		case <-m.Exited():
+			t.Fatalf("manager exited: %v", m.Err())
 		default:
 		}
-		n := metricValue(t, "atoll_detector_watched_resources", nil)
+		n := framework.MetricValue(t, "atoll_detector_watched_resources", nil)
 		return n > 0, fmt.Sprintf("watched resources: %v", n)
 	})
 	return stop
@@ -101,11 +71,11 @@ func waitIdle(t *testing.T) {
 	for quiet < 3 {
 		if time.Now().After(deadline) {
 			t.Fatalf("detector not idle after 30s: depth %v, active %v",
-				metricValue(t, "workqueue_depth", map[string]string{"name": detector.Name}),
-				metricValue(t, "atoll_detector_active_workers", nil))
+				framework.MetricValue(t, "workqueue_depth", map[string]string{"name": detector.Name}),
+				framework.MetricValue(t, "atoll_detector_active_workers", nil))
 		}
-		depth := metricValue(t, "workqueue_depth", map[string]string{"name": detector.Name})
-		active := metricValue(t, "atoll_detector_active_workers", nil)
+		depth := framework.MetricValue(t, "workqueue_depth", map[string]string{"name": detector.Name})
+		active := framework.MetricValue(t, "atoll_detector_active_workers", nil)
 		if depth == 0 && active == 0 {
 			quiet++
 		} else {
@@ -115,53 +85,10 @@ func waitIdle(t *testing.T) {
 	}
 }
 
-// metricValue sums the series of a counter or gauge in controller-runtime's
-// registry whose labels include labels.
-func metricValue(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if !hasLabels(m, labels) {
-				continue
-			}
-			switch {
-			case m.Counter != nil:
-				sum += m.Counter.GetValue()
-			case m.Gauge != nil:
-				sum += m.Gauge.GetValue()
-			}
-		}
-	}
-	return sum
-}
-
-func hasLabels(m *dto.Metric, want map[string]string) bool {
-	for k, v := range want {
-		found := false
-		for _, l := range m.GetLabel() {
-			if l.GetName() == k && l.GetValue() == v {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
 // writes is the number of binding writes the detector made so far.
 func writes(t *testing.T) float64 {
-	return metricValue(t, "atoll_detector_bindings_written_total", nil) +
-		metricValue(t, "atoll_detector_claims_written_total", nil)
+	return framework.MetricValue(t, "atoll_detector_bindings_written_total", nil) +
+		framework.MetricValue(t, "atoll_detector_claims_written_total", nil)
 }
 
 // namespace creates a namespace for one test (left behind: the control
@@ -172,8 +99,7 @@ func namespace(t *testing.T, c client.Client) string {
 	if len(name) > 63 {
 		name = name[:63]
 	}
-	ns := newNamespace(name)
-	if err := c.Create(framework.Context(t, time.Minute), ns); err != nil {
+	if err := c.Create(framework.Context(t, time.Minute), utiltesting.MakeNamespace(name).Obj()); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
 	return name
