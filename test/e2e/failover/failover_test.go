@@ -326,19 +326,13 @@ func TestApplicationFailover(t *testing.T) {
 		PurgeMode:          policyv1alpha1.PurgeModeGracefully,
 		GracePeriodSeconds: ptr.To[int32](600),
 	}}
-	full := &policyv1alpha1.OverridePolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "member1-is-full", Namespace: ns},
-		Spec: policyv1alpha1.OverrideSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: app}},
-			OverrideRules: []policyv1alpha1.RuleWithCluster{{
-				TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
-				Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
-					Path: "/spec/template/spec/containers/0/resources/requests/cpu", Operator: policyv1alpha1.OverriderOpReplace,
-					Value: apiextensionsv1.JSON{Raw: []byte(`"64"`)},
-				}}},
+	full := utiltesting.MakeOverridePolicy("member1-is-full", ns).Select("apps/v1", "Deployment", app).
+		Rule(&policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}, policyv1alpha1.Overriders{
+			Plaintext: []policyv1alpha1.PlaintextOverrider{{
+				Path: "/spec/template/spec/containers/0/resources/requests/cpu", Operator: policyv1alpha1.OverriderOpReplace,
+				Value: apiextensionsv1.JSON{Raw: []byte(`"64"`)},
 			}},
-		},
-	}
+		}).Obj()
 	framework.CreateAndCleanup(t, c, utiltesting.MakeNamespace(ns).Obj())
 	framework.Create(t, c, full, framework.Deployment(app, ns).Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(), pp)
 	framework.Eventually(t, time.Minute, "propagated to member1 (where it cannot run)", func() (bool, string) {
