@@ -2,6 +2,16 @@
 // `atoll up` process on a temporary data directory, and hands tests clients
 // for the real API servers it runs. Every integration and e2e test builds on
 // it; nothing here fakes an API server.
+//
+// A test package starts one world in TestMain (RunWithControlPlane) or a
+// test starts its own (StartControlPlane). Tests build objects with the
+// builders of pkg/util/testing (Deployment adds the simulated world's
+// defaults), write them with Create, CreateAndCleanup and Update, read
+// bindings and clusters with GetBinding and GetCluster, and wait with
+// Eventually and Consistently. A world's members are reached with
+// MemberClientset, MemberKubectl and MemberConfig, and driven with Fault,
+// InjectFault and Load. Integration tests that run the controller under test
+// themselves do so with StartManager and read its metrics with MetricValue.
 package framework
 
 import (
