@@ -14,17 +14,13 @@ import (
 	"k8s.io/client-go/rest"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
-func memberClient(t *testing.T, name string) kubernetes.Interface {
-	t.Helper()
-	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
-}
-
 func newNamespace(t *testing.T, ctx context.Context, cs kubernetes.Interface, name string) {
 	t.Helper()
-	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err := cs.CoreV1().Namespaces().Create(ctx, utiltesting.MakeNamespace(name).Obj(), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
@@ -33,51 +29,28 @@ func newNamespace(t *testing.T, ctx context.Context, cs kubernetes.Interface, na
 	})
 }
 
-// podCounts returns how many pods of app are Ready and how many are
-// Pending because the scheduler found no room.
-func podCounts(ctx context.Context, cs kubernetes.Interface, ns, app string) (ready, unschedulable int, err error) {
-	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				ready++
-			}
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				unschedulable++
-			}
-		}
-	}
-	return ready, unschedulable, nil
-}
-
 // TestDeploymentRunsAndSurplusStaysPending: a member runs a Deployment's
 // pods to Ready, and a Deployment larger than its capacity leaves the
 // surplus Pending (the real scheduler respects node capacity).
 func TestDeploymentRunsAndSurplusStaysPending(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
-	cs := memberClient(t, "member1")
+	cs := world.MemberClientset(t, "member1")
 	newNamespace(t, ctx, cs, "capacity")
 
-	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, framework.Deployment("capacity", "small", 2, "100m"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, framework.Deployment("small", "capacity").Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 90*time.Second, "2 Ready pods of small", func() (bool, string) {
-		ready, _, err := podCounts(ctx, cs, "capacity", "small")
+		ready, _, err := framework.PodCounts(ctx, cs, "capacity", "small")
 		return err == nil && ready == 2, fmt.Sprintf("ready=%d err=%v", ready, err)
 	})
 
 	// Nodes have 8 CPU each (3 nodes): a 5-CPU pod fits once per node.
-	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, framework.Deployment("capacity", "big", 5, "5"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments("capacity").Create(ctx, framework.Deployment("big", "capacity").Replicas(5).Request(corev1.ResourceCPU, "5").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 90*time.Second, "3 Ready and 2 unschedulable pods of big", func() (bool, string) {
-		ready, pending, err := podCounts(ctx, cs, "capacity", "big")
+		ready, pending, err := framework.PodCounts(ctx, cs, "capacity", "big")
 		return err == nil && ready == 3 && pending == 2, fmt.Sprintf("ready=%d unschedulable=%d err=%v", ready, pending, err)
 	})
 }
@@ -96,20 +69,20 @@ func hpaReplicas(ctx context.Context, cs kubernetes.Interface, ns, name string) 
 // without load the HPA scales back down after its stabilization window.
 func TestHPAScalesWithWorldLoad(t *testing.T) {
 	ctx := framework.Context(t, 5*time.Minute)
-	cs := memberClient(t, "member1")
+	cs := world.MemberClientset(t, "member1")
 	newNamespace(t, ctx, cs, "hpa")
-	if _, err := cs.AppsV1().Deployments("hpa").Create(ctx, framework.Deployment("hpa", "web", 1, "200m"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments("hpa").Create(ctx, framework.Deployment("web", "hpa").Replicas(1).Request(corev1.ResourceCPU, "200m").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("hpa").Create(ctx, framework.HPA("hpa", "web", 10), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("hpa").Create(ctx, framework.HPA("web", "hpa", 10), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "web", "600m")
-	t.Cleanup(func() { world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "web", "0") })
+	world.Load(t, "web", "600m")
+	t.Cleanup(func() { world.Load(t, "web", "0") })
 
 	framework.Eventually(t, 3*time.Minute, "HPA at 6±1 replicas with all pods Ready", func() (bool, string) {
 		cur, desired, err := hpaReplicas(ctx, cs, "hpa", "web")
-		ready, _, _ := podCounts(ctx, cs, "hpa", "web")
+		ready, _, _ := framework.PodCounts(ctx, cs, "hpa", "web")
 		ok := err == nil && desired >= 5 && desired <= 7 && cur == desired && int32(ready) == desired
 		return ok, fmt.Sprintf("current=%d desired=%d ready=%d err=%v", cur, desired, ready, err)
 	})
@@ -136,7 +109,7 @@ func TestHPAScalesWithWorldLoad(t *testing.T) {
 		}
 	}
 
-	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "web", "0")
+	world.Load(t, "web", "0")
 	framework.Eventually(t, 2*time.Minute, "HPA back at 1 replica", func() (bool, string) {
 		cur, desired, err := hpaReplicas(ctx, cs, "hpa", "web")
 		return err == nil && desired == 1 && cur == 1, fmt.Sprintf("current=%d desired=%d err=%v", cur, desired, err)
@@ -148,10 +121,10 @@ func TestHPAScalesWithWorldLoad(t *testing.T) {
 // to carry it; starting member1 spreads the load again.
 func TestStoppedMemberLoadMovesToTheOther(t *testing.T) {
 	ctx := framework.Context(t, 8*time.Minute)
-	m1, m2 := memberClient(t, "member1"), memberClient(t, "member2")
+	m1, m2 := world.MemberClientset(t, "member1"), world.MemberClientset(t, "member2")
 	for _, cs := range []kubernetes.Interface{m1, m2} {
 		newNamespace(t, ctx, cs, "shop")
-		if _, err := cs.AppsV1().Deployments("shop").Create(ctx, framework.Deployment("shop", "shop", 2, "200m"), metav1.CreateOptions{}); err != nil {
+		if _, err := cs.AppsV1().Deployments("shop").Create(ctx, framework.Deployment("shop", "shop").Replicas(2).Request(corev1.ResourceCPU, "200m").Obj(), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("shop").Create(ctx, framework.HPA("shop", "shop", 12), metav1.CreateOptions{}); err != nil {
@@ -159,29 +132,22 @@ func TestStoppedMemberLoadMovesToTheOther(t *testing.T) {
 		}
 	}
 	// 800m over two members: 4 pods each at 100m (50% of 200m).
-	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "shop", "800m")
-	t.Cleanup(func() { world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, "shop", "0") })
+	world.Load(t, "shop", "800m")
+	t.Cleanup(func() { world.Load(t, "shop", "0") })
 	framework.Eventually(t, 3*time.Minute, "both HPAs at 4±1", func() (bool, string) {
 		_, d1, err1 := hpaReplicas(ctx, m1, "shop", "shop")
 		_, d2, err2 := hpaReplicas(ctx, m2, "shop", "shop")
 		return err1 == nil && err2 == nil && d1 >= 3 && d1 <= 5 && d2 >= 3 && d2 <= 5, fmt.Sprintf("member1=%d member2=%d", d1, d2)
 	})
 
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member1", "stop")
-	stopped := true
-	t.Cleanup(func() {
-		if stopped {
-			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member1", "start")
-		}
-	})
+	start := world.InjectFault(t, "member1", "stop", "start")
 	framework.Eventually(t, 3*time.Minute, "member2's HPA carries the whole load (8±1)", func() (bool, string) {
 		_, d2, err := hpaReplicas(ctx, m2, "shop", "shop")
-		ready, _, _ := podCounts(ctx, m2, "shop", "shop")
+		ready, _, _ := framework.PodCounts(ctx, m2, "shop", "shop")
 		return err == nil && d2 >= 7 && d2 <= 9 && int32(ready) == d2, fmt.Sprintf("member2 desired=%d ready=%d err=%v", d2, ready, err)
 	})
 
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member1", "start")
-	stopped = false
+	start()
 	// member1's pods kept running through its restart; they get traffic again.
 	mc := metricsclient.NewForConfigOrDie(world.MemberConfig(t, "member1"))
 	framework.Eventually(t, 2*time.Minute, "member1's pods serve traffic again", func() (bool, string) {
@@ -215,13 +181,7 @@ func TestPartitionCutsTheProxyOnly(t *testing.T) {
 		t.Fatalf("proxy before partition: %v", err)
 	}
 
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "partition")
-	healed := false
-	t.Cleanup(func() {
-		if !healed {
-			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "heal")
-		}
-	})
+	heal := world.InjectFault(t, "member2", "partition", "heal")
 	if err := probe(proxied); err == nil {
 		t.Errorf("partitioned member answered through the proxy")
 	}
@@ -229,8 +189,7 @@ func TestPartitionCutsTheProxyOnly(t *testing.T) {
 		t.Errorf("partitioned member unreachable through its own kubeconfig: %v", err)
 	}
 
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "heal")
-	healed = true
+	heal()
 	if err := probe(proxied); err != nil {
 		t.Errorf("proxy after heal: %v", err)
 	}
@@ -250,19 +209,12 @@ func TestSlowAddsLatencyThroughTheProxy(t *testing.T) {
 	}
 	timed() // warm the connection
 
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "slow", "--latency", "700ms")
-	fast := false
-	t.Cleanup(func() {
-		if !fast {
-			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "fast")
-		}
-	})
+	fast := world.InjectFault(t, "member2", "slow --latency 700ms", "fast")
 	if d := timed(); d < 700*time.Millisecond {
 		t.Errorf("request through a slow proxy took %v, want at least 700ms", d)
 	}
 	// fast waits until the member applied it; an upper bound on request time
 	// would only measure how busy the machine is.
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "fast")
-	fast = true
+	fast()
 	timed()
 }

@@ -2,6 +2,16 @@
 // `atoll up` process on a temporary data directory, and hands tests clients
 // for the real API servers it runs. Every integration and e2e test builds on
 // it; nothing here fakes an API server.
+//
+// A test package starts one world in TestMain (RunWithControlPlane) or a
+// test starts its own (StartControlPlane). Tests build objects with the
+// builders of pkg/util/testing (Deployment adds the simulated world's
+// defaults), write them with Create, CreateAndCleanup and Update, read
+// bindings and clusters with GetBinding and GetCluster, and wait with
+// Eventually and Consistently. A world's members are reached with
+// MemberClientset, MemberKubectl and MemberConfig, and driven with Fault,
+// InjectFault and Load. Integration tests that run the controller under test
+// themselves do so with StartManager and read its metrics with MetricValue.
 package framework
 
 import (
@@ -326,15 +336,23 @@ func RunWithControlPlane(m *testing.M, cp **ControlPlane, opts Options) int {
 }
 
 // Atoll runs an atoll subcommand (e.g. "sim", "load", …) against this
-// data dir's world and returns its combined output.
+// data dir's world and returns its combined output; it fails the test when
+// the command fails.
 func (cp *ControlPlane) Atoll(t testing.TB, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(Binary(t), args...)
-	out, err := cmd.CombinedOutput()
+	out, err := cp.TryAtoll(t, args...)
 	if err != nil {
 		t.Fatalf("atoll %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return string(out)
+	return out
+}
+
+// TryAtoll runs an atoll subcommand like Atoll and returns its combined
+// output and error, so a test can check how a command is refused.
+func (cp *ControlPlane) TryAtoll(t testing.TB, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command(Binary(t), args...).CombinedOutput()
+	return string(out), err
 }
 
 // MemberConfig is an admin client config straight to member name's API

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"crypto/x509"
 	"errors"
-	"net"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -167,7 +166,10 @@ func TestRBACIsEnforced(t *testing.T) {
 // Lease, and releases it on SIGTERM.
 func TestControllerManagerAgainstExistingAPIServer(t *testing.T) {
 	ctx := framework.Context(t, 2*time.Minute)
-	healthAddr := freeAddr(t)
+	healthAddr, addrErr := framework.FreeAddr()
+	if addrErr != nil {
+		t.Fatal(addrErr)
+	}
 	cmd := exec.Command(framework.Binary(t), "controller-manager",
 		"--kubeconfig", shared.Kubeconfig,
 		"--metrics-bind-address", "0",
@@ -187,26 +189,26 @@ func TestControllerManagerAgainstExistingAPIServer(t *testing.T) {
 
 	cs := kubernetes.NewForConfigOrDie(shared.RESTConfig(t))
 	var lease *coordinationv1.Lease
-	waitFor(t, 60*time.Second, "healthz ok and leader lease held", func() bool {
+	framework.Eventually(t, 60*time.Second, "healthz ok and leader lease held", func() (bool, string) {
 		resp, err := http.Get("http://" + healthAddr + "/healthz")
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return false
+			return false, "healthz: " + resp.Status
 		}
 		lease, err = cs.CoordinationV1().Leases("atoll-system").Get(ctx, "atoll-controller-manager", metav1.GetOptions{})
-		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != ""
+		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "", fmt.Sprintf("lease: %v", err)
 	})
 	// Ready once every controller's caches have synced.
-	waitFor(t, 60*time.Second, "readyz ok", func() bool {
+	framework.Eventually(t, 60*time.Second, "readyz ok", func() (bool, string) {
 		resp, err := http.Get("http://" + healthAddr + "/readyz")
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		return resp.StatusCode == http.StatusOK, "readyz: " + resp.Status
 	})
 
 	_ = cmd.Process.Signal(os.Interrupt)
@@ -299,26 +301,5 @@ func TestControllerManagerHasLeastPrivilege(t *testing.T) {
 		if got != want {
 			t.Errorf("atoll-controller-manager can %s: %v, want %v (%s)", action, got, want, strings.TrimSpace(string(out)))
 		}
-	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }

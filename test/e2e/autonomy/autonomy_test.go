@@ -16,15 +16,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/sim/simdir"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
@@ -35,37 +34,18 @@ const (
 	app = "web"
 )
 
-func member(t *testing.T, name string) kubernetes.Interface {
-	t.Helper()
-	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
-}
-
 func objects() []client.Object {
-	labels := map[string]string{"app": app}
-	deploy := framework.Deployment(ns, app, 1, "200m")
-	deploy.Spec.Template.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: app}}}}
 	return []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		deploy,
+		utiltesting.MakeNamespace(ns).Obj(),
+		framework.Deployment(app, ns).Request(corev1.ResourceCPU, "200m").EnvFromConfigMap(app).Obj(),
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns}, Spec: corev1.ServiceSpec{
-			Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80)}}}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns}, Data: map[string]string{"greeting": "hello"}},
-		framework.HPA(ns, app, 10),
-		&policyv1alpha1.PropagationPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
-			Spec: policyv1alpha1.PropagationSpec{
-				ResourceSelectors: []policyv1alpha1.ResourceSelector{
-					{APIVersion: "apps/v1", Kind: "Deployment", Name: app},
-					{APIVersion: "v1", Kind: "Service", Name: app},
-					{APIVersion: "v1", Kind: "ConfigMap", Name: app},
-					{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: app},
-				},
-				Placement: policyv1alpha1.Placement{
-					ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: members},
-					ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated},
-				},
-			},
-		},
+			Selector: map[string]string{"app": app}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80)}}}},
+		utiltesting.MakeConfigMap(app, ns).Data("greeting", "hello").Obj(),
+		framework.HPA(app, ns, 10),
+		utiltesting.MakePropagationPolicy(app, ns).
+			Select("apps/v1", "Deployment", app).Select("v1", "Service", app).Select("v1", "ConfigMap", app).
+			Select("autoscaling/v2", "HorizontalPodAutoscaler", app).
+			Placement(utiltesting.MakePlacement().ClusterNames(members...).Duplicated().Obj()).Obj(),
 	}
 }
 
@@ -79,7 +59,7 @@ func (s scaled) String() string {
 }
 
 func memberState(ctx context.Context, t *testing.T, name string) (scaled, error) {
-	cs := member(t, name)
+	cs := world.MemberClientset(t, name)
 	d, err := cs.AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
 	if err != nil {
 		return scaled{}, err
@@ -127,7 +107,7 @@ func memberObjects(ctx context.Context, t *testing.T) map[string]string {
 	t.Helper()
 	v := map[string]string{}
 	for _, m := range members {
-		cs := member(t, m)
+		cs := world.MemberClientset(t, m)
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -201,11 +181,7 @@ func aggregatedReplicas(rb *workv1alpha2.ResourceBinding) map[string]int32 {
 func TestMembersAutonomousWhileControlPlaneDown(t *testing.T) {
 	ctx := framework.Context(t, 4*time.Minute)
 	c := world.Client(t)
-	for _, o := range objects() {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-	}
+	framework.Create(t, c, objects()...)
 	framework.Eventually(t, time.Minute, "template marked retain-replicas by the hpa-marker", func() (bool, string) {
 		var d appsv1.Deployment
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app}, &d); err != nil {
@@ -215,7 +191,7 @@ func TestMembersAutonomousWhileControlPlaneDown(t *testing.T) {
 	})
 
 	// 600m over pods requesting 200m at a 50% target: 3 pods per member.
-	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, app, "600m")
+	world.Load(t, app, "600m")
 	start := time.Now()
 	waitScaled(ctx, t, 2*time.Minute, "HPA settled at 3 Ready replicas under 600m", 3)
 	t.Logf("with the control plane up, the member HPAs settled at 3 replicas each %v after 600m of load", time.Since(start).Round(100*time.Millisecond))
@@ -230,12 +206,12 @@ func TestMembersAutonomousWhileControlPlaneDown(t *testing.T) {
 	if server == "" {
 		t.Fatalf("no server= in the ready line %q", world.ReadyLine)
 	}
-	out := world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "control-plane", "stop")
+	out := world.Fault(t, "control-plane", "stop")
 	t.Logf("%s", strings.TrimSpace(out))
 	t.Cleanup(func() {
 		// Leave the world as atoll up expects it at the end of a failed run.
 		if t.Failed() {
-			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "control-plane", "start", "--wait", "0")
+			world.Fault(t, "control-plane", "start --wait 0")
 		}
 	})
 	if err := refused(server); err != nil {
@@ -251,7 +227,7 @@ func TestMembersAutonomousWhileControlPlaneDown(t *testing.T) {
 
 	// Triple the load: 1800m, 9 pods per member. Only the members act.
 	down := time.Now()
-	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, app, "1800m")
+	world.Load(t, app, "1800m")
 	waitScaled(ctx, t, 2*time.Minute, "HPA scaled to 9 Ready replicas under 1800m, federation down", 9)
 	hpaTook := time.Since(down)
 	t.Logf("with the control plane down, the member HPAs scaled 3 -> 9 replicas each, all Ready, %v after the load tripled", hpaTook.Round(100*time.Millisecond))
@@ -275,7 +251,7 @@ func TestMembersAutonomousWhileControlPlaneDown(t *testing.T) {
 	t.Logf("member objects before the restart: %v", before)
 
 	restart := time.Now()
-	out = world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "control-plane", "start", "--wait", "2m")
+	out = world.Fault(t, "control-plane", "start --wait 2m")
 	t.Logf("%s (%v)", strings.TrimSpace(out), time.Since(restart).Round(100*time.Millisecond))
 	if err := refused(server); err == nil {
 		t.Fatalf("control plane started, but %s refuses connections", server)
@@ -285,11 +261,11 @@ func TestMembersAutonomousWhileControlPlaneDown(t *testing.T) {
 	// template's status.replicas is their sum.
 	c = world.Client(t)
 	framework.Eventually(t, 90*time.Second, "binding and template status show 9 replicas per member", func() (bool, string) {
-		var rb workv1alpha2.ResourceBinding
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", app)}, &rb); err != nil {
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
+		if err != nil {
 			return false, err.Error()
 		}
-		agg := aggregatedReplicas(&rb)
+		agg := aggregatedReplicas(rb)
 		var d appsv1.Deployment
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app}, &d); err != nil {
 			return false, err.Error()

@@ -17,9 +17,6 @@ var world *framework.ControlPlane
 func TestMain(m *testing.M) {
 	os.Exit(framework.RunWithControlPlane(m, &world, framework.Options{
 		Members: 2,
-		Args: []string{
-			"--member-args=--hpa-sync-period=3s",
-			"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s",
-		},
+		Args:    append([]string{"--member-args=--hpa-sync-period=3s"}, framework.FastClusterHealthArgs()...),
 	}))
 }

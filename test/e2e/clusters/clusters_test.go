@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,17 +21,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 	clustercontroller "github.com/atoll-dev/atoll/pkg/controller/cluster"
-	"github.com/atoll-dev/atoll/pkg/manager"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/test/framework"
 )
@@ -43,47 +37,18 @@ import (
 // probe every second, flip Ready after 2s.
 func startController(t *testing.T) {
 	t.Helper()
-	ctrl.SetLogger(klog.NewKlogr())
-	scheme, err := manager.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(world.RESTConfig(t), ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := clustercache.New(mgr.GetClient(), clustercache.Options{})
-	if err := mgr.Add(cc); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := clustercontroller.Setup(ctx, mgr, cc, clustercontroller.Options{
-		StatusPeriod:     time.Second,
-		SuccessThreshold: 2 * time.Second,
-		FailureThreshold: 2 * time.Second,
-		ProbeTimeout:     2 * time.Second,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
+	framework.StartManager(t, world.RESTConfig(t), func(ctx context.Context, mgr ctrl.Manager) error {
+		cc := clustercache.New(mgr.GetClient(), clustercache.Options{})
+		if err := mgr.Add(cc); err != nil {
+			return err
 		}
+		return clustercontroller.Setup(ctx, mgr, cc, clustercontroller.Options{
+			StatusPeriod:     time.Second,
+			SuccessThreshold: 2 * time.Second,
+			FailureThreshold: 2 * time.Second,
+			ProbeTimeout:     2 * time.Second,
+		})
 	})
-}
-
-// atoll runs the atoll binary and returns its combined output and error.
-func atoll(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	out, err := exec.Command(framework.Binary(t), args...).CombinedOutput()
-	return string(out), err
 }
 
 func proxyKubeconfig(member string) string {
@@ -95,23 +60,6 @@ func join(t *testing.T, member, region, zone string) string {
 	return world.Atoll(t, "join", member, "--cluster-kubeconfig", proxyKubeconfig(member),
 		"--region", region, "--zone", zone, "--provider", "atoll-sim", "--labels", "env=test",
 		"--kubeconfig", world.Kubeconfig)
-}
-
-func fault(t *testing.T, member, action string) {
-	t.Helper()
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, member, action, "--wait", "2m")
-}
-
-func getCluster(ctx context.Context, c client.Client, name string) (*clusterv1alpha1.Cluster, error) {
-	cl := &clusterv1alpha1.Cluster{}
-	return cl, c.Get(ctx, client.ObjectKey{Name: name}, cl)
-}
-
-func readyStatus(cl *clusterv1alpha1.Cluster) metav1.ConditionStatus {
-	if c := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady); c != nil {
-		return c.Status
-	}
-	return ""
 }
 
 func hasTaint(cl *clusterv1alpha1.Cluster, key string) bool {
@@ -142,41 +90,22 @@ func hasAPI(cl *clusterv1alpha1.Cluster, gv, resource string) bool {
 func waitReady(t *testing.T, ctx context.Context, c client.Client, name string, want metav1.ConditionStatus, timeout time.Duration) {
 	t.Helper()
 	framework.Eventually(t, timeout, fmt.Sprintf("cluster %s Ready=%s with matching taints", name, want), func() (bool, string) {
-		cl, err := getCluster(ctx, c, name)
+		cl, err := framework.GetCluster(ctx, c, name)
 		if err != nil {
 			return false, err.Error()
 		}
 		unreachable, notReady := hasTaint(cl, clusterv1alpha1.TaintClusterUnreachable), hasTaint(cl, clusterv1alpha1.TaintClusterNotReady)
-		ok := readyStatus(cl) == want && notReady == (want == metav1.ConditionFalse) && unreachable == (want == metav1.ConditionUnknown)
-		return ok, fmt.Sprintf("Ready=%q unreachable taint=%t not-ready taint=%t", readyStatus(cl), unreachable, notReady)
+		ok := framework.ClusterReadyStatus(cl) == want && notReady == (want == metav1.ConditionFalse) && unreachable == (want == metav1.ConditionUnknown)
+		return ok, fmt.Sprintf("Ready=%q unreachable taint=%t not-ready taint=%t", framework.ClusterReadyStatus(cl), unreachable, notReady)
 	})
 }
 
-func readyGauge(cluster string) (float64, bool) {
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return 0, false
-	}
-	for _, f := range families {
-		if f.GetName() != "atoll_cluster_ready" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if labelValue(m, "cluster") == cluster {
-				return m.GetGauge().GetValue(), true
-			}
-		}
-	}
-	return 0, false
-}
-
-func labelValue(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
+// readyGauge is the cluster controller's atoll_cluster_ready for cluster,
+// and whether it exports one.
+func readyGauge(t *testing.T, cluster string) (float64, bool) {
+	t.Helper()
+	labels := map[string]string{"cluster": cluster}
+	return framework.MetricValue(t, "atoll_cluster_ready", labels), framework.HasMetric(t, "atoll_cluster_ready", labels)
 }
 
 // TestClusters walks a cluster's life: join, health and status, faults,
@@ -197,7 +126,7 @@ func TestClusters(t *testing.T) {
 
 	t.Run("joined cluster becomes Ready with its status", func(t *testing.T) {
 		framework.Eventually(t, time.Minute, "member1 Ready with version, APIs, nodes and resources", func() (bool, string) {
-			cl, err := getCluster(ctx, c, "member1")
+			cl, err := framework.GetCluster(ctx, c, "member1")
 			if err != nil {
 				return false, err.Error()
 			}
@@ -209,13 +138,13 @@ func TestClusters(t *testing.T) {
 			if ns := cl.Status.NodeSummary; ns != nil {
 				nodes = fmt.Sprintf("%d/%d", ns.ReadyNum, ns.TotalNum)
 			}
-			ok := readyStatus(cl) == metav1.ConditionTrue && cl.Status.KubernetesVersion != "" &&
+			ok := framework.ClusterReadyStatus(cl) == metav1.ConditionTrue && cl.Status.KubernetesVersion != "" &&
 				hasAPI(cl, "apps/v1", "deployments") && nodes == "3/3" && cpu.Cmp(resource.MustParse("24")) == 0 &&
 				meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements)
-			return ok, fmt.Sprintf("Ready=%q version=%q apps/v1 deployments=%t nodes=%s cpu=%s", readyStatus(cl),
+			return ok, fmt.Sprintf("Ready=%q version=%q apps/v1 deployments=%t nodes=%s cpu=%s", framework.ClusterReadyStatus(cl),
 				cl.Status.KubernetesVersion, hasAPI(cl, "apps/v1", "deployments"), nodes, cpu.String())
 		})
-		cl, err := getCluster(ctx, c, "member1")
+		cl, err := framework.GetCluster(ctx, c, "member1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,20 +163,20 @@ func TestClusters(t *testing.T) {
 		if len(secret.Data["token"]) == 0 || len(secret.Data["caBundle"]) == 0 {
 			t.Errorf("control-plane secret keys: %v", keys(secret.Data))
 		}
-		if v, ok := readyGauge("member1"); !ok || v != 1 {
+		if v, ok := readyGauge(t, "member1"); !ok || v != 1 {
 			t.Errorf("atoll_cluster_ready{cluster=member1} = %v (found %t), want 1", v, ok)
 		}
 		waitReady(t, ctx, c, "member2", metav1.ConditionTrue, time.Minute)
 	})
 
 	t.Run("a steady cluster is not rewritten", func(t *testing.T) {
-		cl, err := getCluster(ctx, c, "member1")
+		cl, err := framework.GetCluster(ctx, c, "member1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Five probe periods with nothing changing in the member.
 		time.Sleep(5 * time.Second)
-		again, err := getCluster(ctx, c, "member1")
+		again, err := framework.GetCluster(ctx, c, "member1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,12 +192,12 @@ func TestClusters(t *testing.T) {
 		if !strings.Contains(out, "Cluster member1 updated") {
 			t.Errorf("re-join output:\n%s", out)
 		}
-		cl, err := getCluster(ctx, c, "member1")
+		cl, err := framework.GetCluster(ctx, c, "member1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cl.Labels["env"] != "staging" || readyStatus(cl) != metav1.ConditionTrue {
-			t.Errorf("after re-join: labels=%v Ready=%s", cl.Labels, readyStatus(cl))
+		if cl.Labels["env"] != "staging" || framework.ClusterReadyStatus(cl) != metav1.ConditionTrue {
+			t.Errorf("after re-join: labels=%v Ready=%s", cl.Labels, framework.ClusterReadyStatus(cl))
 		}
 	})
 
@@ -284,29 +213,29 @@ func TestClusters(t *testing.T) {
 		if err := clientcmd.WriteToFile(*kc, path); err != nil {
 			t.Fatal(err)
 		}
-		out, err := atoll(t, "join", "ghost", "--cluster-kubeconfig", path, "--kubeconfig", world.Kubeconfig)
+		out, err := world.TryAtoll(t, "join", "ghost", "--cluster-kubeconfig", path, "--kubeconfig", world.Kubeconfig)
 		if err == nil || !strings.Contains(out, "cannot reach cluster ghost at https://127.0.0.1:1") {
 			t.Errorf("join of an unreachable cluster: err=%v\n%s", err, out)
 		}
-		if _, err := getCluster(ctx, c, "ghost"); !apierrors.IsNotFound(err) {
+		if _, err := framework.GetCluster(ctx, c, "ghost"); !apierrors.IsNotFound(err) {
 			t.Errorf("Cluster ghost: %v, want NotFound", err)
 		}
 		err = c.Get(ctx, client.ObjectKey{Namespace: names.ClusterSecretNamespace, Name: "ghost"}, &corev1.Secret{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("Secret ghost: %v, want NotFound", err)
 		}
-		if out, err := atoll(t, "join", "Bad_Name", "--cluster-kubeconfig", path, "--kubeconfig", world.Kubeconfig); err == nil ||
+		if out, err := world.TryAtoll(t, "join", "Bad_Name", "--cluster-kubeconfig", path, "--kubeconfig", world.Kubeconfig); err == nil ||
 			!strings.Contains(out, `cluster name "Bad_Name"`) {
 			t.Errorf("join with an invalid name: err=%v\n%s", err, out)
 		}
 	})
 
 	t.Run("a cluster is registered once, and only over verified TLS", func(t *testing.T) {
-		out, err := atoll(t, "join", "member1-again", "--cluster-kubeconfig", proxyKubeconfig("member1"), "--kubeconfig", world.Kubeconfig)
+		out, err := world.TryAtoll(t, "join", "member1-again", "--cluster-kubeconfig", proxyKubeconfig("member1"), "--kubeconfig", world.Kubeconfig)
 		if err == nil || !strings.Contains(out, "cluster member1-again is already joined as member1 (same kube-system UID") {
 			t.Errorf("joining member1 under a second name: err=%v\n%s", err, out)
 		}
-		out, err = atoll(t, "join", "member1", "--cluster-kubeconfig", proxyKubeconfig("member2"), "--kubeconfig", world.Kubeconfig)
+		out, err = world.TryAtoll(t, "join", "member1", "--cluster-kubeconfig", proxyKubeconfig("member2"), "--kubeconfig", world.Kubeconfig)
 		if err == nil || !strings.Contains(out, "cluster member1: the name is taken by another cluster") {
 			t.Errorf("joining member2 under member1's name: err=%v\n%s", err, out)
 		}
@@ -321,16 +250,16 @@ func TestClusters(t *testing.T) {
 		if err := clientcmd.WriteToFile(*kc, insecure); err != nil {
 			t.Fatal(err)
 		}
-		out, err = atoll(t, "join", "member1", "--cluster-kubeconfig", insecure, "--kubeconfig", world.Kubeconfig)
+		out, err = world.TryAtoll(t, "join", "member1", "--cluster-kubeconfig", insecure, "--kubeconfig", world.Kubeconfig)
 		if err == nil || !strings.Contains(out, "skips TLS verification") || !strings.Contains(out, "--allow-insecure-skip-tls-verify") {
 			t.Errorf("join with an insecure kubeconfig: err=%v\n%s", err, out)
 		}
 		for _, name := range []string{"member1-again"} {
-			if _, err := getCluster(ctx, c, name); !apierrors.IsNotFound(err) {
+			if _, err := framework.GetCluster(ctx, c, name); !apierrors.IsNotFound(err) {
 				t.Errorf("Cluster %s: %v, want NotFound", name, err)
 			}
 		}
-		cl, err := getCluster(ctx, c, "member1")
+		cl, err := framework.GetCluster(ctx, c, "member1")
 		if err != nil || cl.Spec.InsecureSkipTLSVerification {
 			t.Errorf("member1 after refused joins: insecure=%v err=%v", cl.Spec.InsecureSkipTLSVerification, err)
 		}
@@ -347,7 +276,7 @@ func TestClusters(t *testing.T) {
 			http.Error(w, "no", http.StatusForbidden)
 		}))
 		defer impostor.Close()
-		cl, err := getCluster(ctx, c, "member1")
+		cl, err := framework.GetCluster(ctx, c, "member1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,7 +291,7 @@ func TestClusters(t *testing.T) {
 		patch(impostor.URL)
 		t.Cleanup(func() { patch(endpoint) })
 		framework.Eventually(t, 20*time.Second, "member1 not Ready, the condition naming the credential rule", func() (bool, string) {
-			cl, err := getCluster(ctx, c, "member1")
+			cl, err := framework.GetCluster(ctx, c, "member1")
 			if err != nil {
 				return false, err.Error()
 			}
@@ -381,42 +310,28 @@ func TestClusters(t *testing.T) {
 	})
 
 	t.Run("stopped member becomes unreachable, then ready again", func(t *testing.T) {
-		fault(t, "member1", "stop")
-		stopped := true
-		t.Cleanup(func() {
-			if stopped {
-				fault(t, "member1", "start")
-			}
-		})
+		start := world.InjectFault(t, "member1", "stop --wait 2m", "start --wait 2m")
 		waitReady(t, ctx, c, "member1", metav1.ConditionUnknown, 20*time.Second)
 		framework.Eventually(t, 10*time.Second, "events on member1 for the transition and the taint", func() (bool, string) {
 			reasons, err := eventReasons(t, ctx, "member1")
 			return err == nil && reasons.Has(clustercontroller.ReasonClusterNotReachable) && reasons.Has("TaintsChanged"),
 				fmt.Sprintf("reasons %v, err %v", sets.List(reasons), err)
 		})
-		if v, ok := readyGauge("member1"); !ok || v != -1 {
+		if v, ok := readyGauge(t, "member1"); !ok || v != -1 {
 			t.Errorf("atoll_cluster_ready{cluster=member1} = %v (found %t), want -1", v, ok)
 		}
 		// The other member is unaffected.
-		if cl, err := getCluster(ctx, c, "member2"); err != nil || readyStatus(cl) != metav1.ConditionTrue {
-			t.Errorf("member2 while member1 is down: %v %v", readyStatus(cl), err)
+		if cl, err := framework.GetCluster(ctx, c, "member2"); err != nil || framework.ClusterReadyStatus(cl) != metav1.ConditionTrue {
+			t.Errorf("member2 while member1 is down: %v %v", framework.ClusterReadyStatus(cl), err)
 		}
-		fault(t, "member1", "start")
-		stopped = false
+		start()
 		waitReady(t, ctx, c, "member1", metav1.ConditionTrue, 30*time.Second)
 	})
 
 	t.Run("partitioned member becomes unreachable, then ready on heal", func(t *testing.T) {
-		fault(t, "member2", "partition")
-		partitioned := true
-		t.Cleanup(func() {
-			if partitioned {
-				fault(t, "member2", "heal")
-			}
-		})
+		heal := world.InjectFault(t, "member2", "partition --wait 2m", "heal --wait 2m")
 		waitReady(t, ctx, c, "member2", metav1.ConditionUnknown, 20*time.Second)
-		fault(t, "member2", "heal")
-		partitioned = false
+		heal()
 		waitReady(t, ctx, c, "member2", metav1.ConditionTrue, 30*time.Second)
 	})
 
@@ -441,7 +356,7 @@ func TestClusters(t *testing.T) {
 	})
 
 	t.Run("unjoin removes the cluster and cleans the member", func(t *testing.T) {
-		m2 := kubernetes.NewForConfigOrDie(world.MemberConfig(t, "member2"))
+		m2 := world.MemberClientset(t, "member2")
 		// What atoll applies carries the ownership record of a binding in
 		// the control plane (this world runs no executor: the test writes
 		// both sides).
@@ -449,10 +364,7 @@ func TestClusters(t *testing.T) {
 		rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "owned", Namespace: "default",
 			Labels: map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: id}},
 			Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "owned"}}}
-		if err := c.Create(ctx, rb); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Delete(context.Background(), rb) })
+		framework.CreateAndCleanup(t, c, rb)
 		record := func(obj metav1.Object, permanentID string, extra map[string]string) {
 			obj.SetLabels(map[string]string{workv1alpha2.ManagedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: permanentID})
 			a := map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: "default", workv1alpha2.ResourceBindingNameAnnotation: "owned"}
@@ -490,7 +402,7 @@ func TestClusters(t *testing.T) {
 
 		out := world.Atoll(t, "unjoin", "member2", "--kubeconfig", world.Kubeconfig)
 		t.Logf("atoll unjoin member2:\n%s", out)
-		if _, err := getCluster(ctx, c, "member2"); !apierrors.IsNotFound(err) {
+		if _, err := framework.GetCluster(ctx, c, "member2"); !apierrors.IsNotFound(err) {
 			t.Errorf("Cluster member2 after unjoin: %v", err)
 		}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: names.ClusterSecretNamespace, Name: "member2"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
@@ -532,18 +444,18 @@ func TestClusters(t *testing.T) {
 			return apierrors.IsNotFound(nsErr) && apierrors.IsNotFound(crbErr), fmt.Sprintf("namespace: %v; binding: %v", nsErr, crbErr)
 		})
 		// member1 was not touched.
-		m1 := kubernetes.NewForConfigOrDie(world.MemberConfig(t, "member1"))
+		m1 := world.MemberClientset(t, "member1")
 		if _, err := m1.RbacV1().ClusterRoleBindings().Get(ctx, "karmada-member1", metav1.GetOptions{}); err != nil {
 			t.Errorf("member1's binding: %v", err)
 		}
-		if _, ok := readyGauge("member2"); ok {
+		if _, ok := readyGauge(t, "member2"); ok {
 			// Deleting the Cluster drops its series; give the controller a moment.
 			framework.Eventually(t, 10*time.Second, "atoll_cluster_ready{cluster=member2} dropped", func() (bool, string) {
-				_, ok := readyGauge("member2")
+				_, ok := readyGauge(t, "member2")
 				return !ok, "still exported"
 			})
 		}
-		if out, err := atoll(t, "unjoin", "member2", "--kubeconfig", world.Kubeconfig); err == nil || !strings.Contains(out, "not joined") {
+		if out, err := world.TryAtoll(t, "unjoin", "member2", "--kubeconfig", world.Kubeconfig); err == nil || !strings.Contains(out, "not joined") {
 			t.Errorf("second unjoin: err=%v\n%s", err, out)
 		}
 	})

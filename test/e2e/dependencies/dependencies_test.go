@@ -6,96 +6,32 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
 var members = []string{"member1", "member2"}
 
-func member(t *testing.T, name string) kubernetes.Interface {
-	t.Helper()
-	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
-}
-
-func createNamespace(t *testing.T, ctx context.Context, c client.Client, name string) {
-	t.Helper()
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
-}
-
-func create(t *testing.T, ctx context.Context, c client.Client, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-	}
-}
-
-// deployment is a Deployment whose pods (app=name, 200m CPU each) read
-// configMaps through envFrom and secrets through volumes.
-func deployment(ns, name string, replicas int32, configMaps, secrets []string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	spec := corev1.PodSpec{Containers: []corev1.Container{{
-		Name: "app", Image: "nginx:1.27",
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}},
-	}}}
-	for _, cm := range configMaps {
-		spec.Containers[0].EnvFrom = append(spec.Containers[0].EnvFrom, corev1.EnvFromSource{
-			ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm}}})
-	}
-	for _, s := range secrets {
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: s, VolumeSource: corev1.VolumeSource{
-			Secret: &corev1.SecretVolumeSource{SecretName: s}}})
-	}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
-		},
-	}
-}
-
-func withServiceAccount(d *appsv1.Deployment, sa string) *appsv1.Deployment {
-	d.Spec.Template.Spec.ServiceAccountName = sa
-	return d
+// deployment starts a Deployment whose pods (app=NAME) run container app,
+// requesting 200m CPU.
+func deployment(ns, name string) *utiltesting.DeploymentWrapper {
+	return utiltesting.MakeDeployment(name, ns).Container("app", "nginx:1.27").Request(corev1.ResourceCPU, "200m")
 }
 
 func configMap(ns, name, value string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": value}}
+	return utiltesting.MakeConfigMap(name, ns).Data("k", value).Obj()
 }
 
 func secret(ns, name string) *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: map[string]string{"k": "s3cr3t"}}
-}
-
-func policy(ns, name string, propagateDeps bool, cluster string, selectors ...policyv1alpha1.ResourceSelector) *policyv1alpha1.PropagationPolicy {
-	return &policyv1alpha1.PropagationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: policyv1alpha1.PropagationSpec{
-			ResourceSelectors: selectors,
-			PropagateDeps:     propagateDeps,
-			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}}},
-		},
-	}
-}
-
-func selectKind(apiVersion, kind, name string) policyv1alpha1.ResourceSelector {
-	return policyv1alpha1.ResourceSelector{APIVersion: apiVersion, Kind: kind, Name: name}
 }
 
 // where lists the members holding object kind/name (ConfigMap, Secret,
@@ -108,15 +44,15 @@ func where(ctx context.Context, t *testing.T, ns, kind, name string) (map[string
 		switch kind {
 		case "ConfigMap":
 			var cm *corev1.ConfigMap
-			if cm, err = member(t, m).CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+			if cm, err = world.MemberClientset(t, m).CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
 				value = cm.Data["k"]
 			}
 		case "Secret":
-			_, err = member(t, m).CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+			_, err = world.MemberClientset(t, m).CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 		case "ServiceAccount":
-			_, err = member(t, m).CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+			_, err = world.MemberClientset(t, m).CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
 		case "Deployment":
-			_, err = member(t, m).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			_, err = world.MemberClientset(t, m).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 		}
 		switch {
 		case apierrors.IsNotFound(err):
@@ -131,9 +67,8 @@ func where(ctx context.Context, t *testing.T, ns, kind, name string) (map[string
 
 // describeBinding summarises the binding of kind/name, for failure messages.
 func describeBinding(ctx context.Context, t *testing.T, ns, kind, name string) string {
-	var b workv1alpha2.ResourceBinding
-	key := client.ObjectKey{Namespace: ns, Name: names.BindingName(kind, name)}
-	if err := world.Client(t).Get(ctx, key, &b); err != nil {
+	b, err := framework.GetBinding(ctx, world.Client(t), ns, names.BindingName(kind, name))
+	if err != nil {
 		return "binding: " + err.Error()
 	}
 	var applied []string
@@ -141,7 +76,7 @@ func describeBinding(ctx context.Context, t *testing.T, ns, kind, name string) s
 		applied = append(applied, fmt.Sprintf("%s(applied=%v)", a.ClusterName, a.Applied))
 	}
 	return fmt.Sprintf("binding %s: labels %v, clusters %+v, requiredBy %+v, aggregatedStatus %v, deleting %v",
-		key.Name, b.Labels, b.Spec.Clusters, b.Spec.RequiredBy, applied, b.DeletionTimestamp != nil)
+		b.Name, b.Labels, b.Spec.Clusters, b.Spec.RequiredBy, applied, b.DeletionTimestamp != nil)
 }
 
 // settled waits until the binding of kind/name has recorded in its status
@@ -152,8 +87,8 @@ func describeBinding(ctx context.Context, t *testing.T, ns, kind, name string) s
 func settled(ctx context.Context, t *testing.T, ns, kind, name string, clusters ...string) {
 	t.Helper()
 	framework.Eventually(t, time.Minute, fmt.Sprintf("binding of %s %s applied to %v", kind, name, clusters), func() (bool, string) {
-		var b workv1alpha2.ResourceBinding
-		if err := world.Client(t).Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName(kind, name)}, &b); err != nil {
+		b, err := framework.GetBinding(ctx, world.Client(t), ns, names.BindingName(kind, name))
+		if err != nil {
 			return false, err.Error()
 		}
 		var applied []string
@@ -190,14 +125,14 @@ func TestPropagateDeps(t *testing.T) {
 	ctx := framework.Context(t, 6*time.Minute)
 	c := world.Client(t)
 	ns := "deps"
-	createNamespace(t, ctx, c, ns)
-	create(t, ctx, c,
+	framework.CreateNamespace(t, c, ns)
+	framework.Create(t, c,
 		configMap(ns, "shared", "v1"), secret(ns, "web-secret"),
 		// A ConfigMap and Secret nobody refers to stay home.
 		configMap(ns, "unused", "v1"), secret(ns, "unused"),
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "web-robot", Namespace: ns}},
-		withServiceAccount(deployment(ns, "web", 1, []string{"shared"}, []string{"web-secret"}), "web-robot"),
-		policy(ns, "web", true, "member1", selectKind("apps/v1", "Deployment", "web")),
+		deployment(ns, "web").EnvFromConfigMap("shared").SecretVolume("web-secret").ServiceAccount("web-robot").Obj(),
+		utiltesting.MakePropagationPolicy("web", ns).ClusterNames("member1").Select("apps/v1", "Deployment", "web").PropagateDeps().Obj(),
 	)
 
 	// 1. The dependencies go to member1 only, with the Deployment.
@@ -215,14 +150,7 @@ func TestPropagateDeps(t *testing.T) {
 	}
 
 	// 2. A change of the ConfigMap reaches the member.
-	cm := &corev1.ConfigMap{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shared"}, cm); err != nil {
-		t.Fatal(err)
-	}
-	cm.Data["k"] = "v2"
-	if err := c.Update(ctx, cm); err != nil {
-		t.Fatalf("updating ConfigMap shared: %v", err)
-	}
+	framework.Update(t, c, utiltesting.MakeConfigMap("shared", ns).Obj(), func(cm *corev1.ConfigMap) { cm.Data["k"] = "v2" })
 	expect(ctx, t, ns, "ConfigMap", "shared", "v2", "member1")
 
 	// 3. The policy moves the Deployment to member2: its dependencies move
@@ -230,14 +158,9 @@ func TestPropagateDeps(t *testing.T) {
 	for _, d := range [][2]string{{"ConfigMap", "shared"}, {"Secret", "web-secret"}, {"ServiceAccount", "web-robot"}} {
 		settled(ctx, t, ns, d[0], d[1], "member1")
 	}
-	pp := &policyv1alpha1.PropagationPolicy{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, pp); err != nil {
-		t.Fatal(err)
-	}
-	pp.Spec.Placement.ClusterAffinity.ClusterNames = []string{"member2"}
-	if err := c.Update(ctx, pp); err != nil {
-		t.Fatalf("updating policy web: %v", err)
-	}
+	framework.Update(t, c, utiltesting.MakePropagationPolicy("web", ns).Obj(), func(pp *policyv1alpha1.PropagationPolicy) {
+		pp.Spec.Placement.ClusterAffinity.ClusterNames = []string{"member2"}
+	})
 	expect(ctx, t, ns, "Deployment", "web", "", "member2")
 	expect(ctx, t, ns, "ConfigMap", "shared", "v2", "member2")
 	expect(ctx, t, ns, "Secret", "web-secret", "", "member2")
@@ -245,19 +168,19 @@ func TestPropagateDeps(t *testing.T) {
 
 	// 4. A second Deployment in member1 requires the shared ConfigMap and
 	// one created after it.
-	create(t, ctx, c,
-		deployment(ns, "api", 1, []string{"shared", "late"}, nil),
-		policy(ns, "api", true, "member1", selectKind("apps/v1", "Deployment", "api")),
+	framework.Create(t, c,
+		deployment(ns, "api").EnvFromConfigMap("shared").EnvFromConfigMap("late").Obj(),
+		utiltesting.MakePropagationPolicy("api", ns).ClusterNames("member1").Select("apps/v1", "Deployment", "api").PropagateDeps().Obj(),
 	)
 	expect(ctx, t, ns, "Deployment", "api", "", "member1")
 	expect(ctx, t, ns, "ConfigMap", "shared", "v2", "member1", "member2")
-	create(t, ctx, c, configMap(ns, "late", "v1"))
+	framework.Create(t, c, configMap(ns, "late", "v1"))
 	expect(ctx, t, ns, "ConfigMap", "late", "v1", "member1")
 	settled(ctx, t, ns, "ConfigMap", "shared", "member1", "member2")
 
 	// 5. The first Deployment leaves: its Secret goes with it, the shared
 	// ConfigMap leaves member2 but stays in member1, where api requires it.
-	if err := c.Delete(ctx, deployment(ns, "web", 0, nil, nil)); err != nil {
+	if err := c.Delete(ctx, deployment(ns, "web").Obj()); err != nil {
 		t.Fatalf("deleting Deployment web: %v", err)
 	}
 	expect(ctx, t, ns, "Deployment", "web", "")
@@ -277,7 +200,7 @@ func TestPropagateDeps(t *testing.T) {
 
 	// 6. The last requirer leaves: so do the dependencies and their
 	// attached bindings.
-	if err := c.Delete(ctx, deployment(ns, "api", 0, nil, nil)); err != nil {
+	if err := c.Delete(ctx, deployment(ns, "api").Obj()); err != nil {
 		t.Fatalf("deleting Deployment api: %v", err)
 	}
 	expect(ctx, t, ns, "ConfigMap", "shared", "v2")
@@ -301,15 +224,15 @@ func TestDependencyWithOwnPolicy(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
 	ns := "deps-own"
-	createNamespace(t, ctx, c, ns)
-	create(t, ctx, c,
-		policy(ns, "own", false, "member2", selectKind("v1", "ConfigMap", "own")),
+	framework.CreateNamespace(t, c, ns)
+	framework.Create(t, c,
+		utiltesting.MakePropagationPolicy("own", ns).ClusterNames("member2").Select("v1", "ConfigMap", "own").Obj(),
 		configMap(ns, "own", "v1"),
 	)
 	expect(ctx, t, ns, "ConfigMap", "own", "v1", "member2")
-	create(t, ctx, c,
-		deployment(ns, "user", 1, []string{"own"}, nil),
-		policy(ns, "user", true, "member1", selectKind("apps/v1", "Deployment", "user")),
+	framework.Create(t, c,
+		deployment(ns, "user").EnvFromConfigMap("own").Obj(),
+		utiltesting.MakePropagationPolicy("user", ns).ClusterNames("member1").Select("apps/v1", "Deployment", "user").PropagateDeps().Obj(),
 	)
 	expect(ctx, t, ns, "Deployment", "user", "", "member1")
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
@@ -329,15 +252,15 @@ func TestDependencyWithOwnPolicy(t *testing.T) {
 	// The other order: an attached dependency that a policy claims later
 	// goes where the policy says; released by the policy, it follows its
 	// workload again.
-	create(t, ctx, c,
+	framework.Create(t, c,
 		configMap(ns, "adopted", "v1"),
-		deployment(ns, "user2", 1, []string{"adopted"}, nil),
-		policy(ns, "user2", true, "member1", selectKind("apps/v1", "Deployment", "user2")),
+		deployment(ns, "user2").EnvFromConfigMap("adopted").Obj(),
+		utiltesting.MakePropagationPolicy("user2", ns).ClusterNames("member1").Select("apps/v1", "Deployment", "user2").PropagateDeps().Obj(),
 	)
 	expect(ctx, t, ns, "ConfigMap", "adopted", "v1", "member1")
 	settled(ctx, t, ns, "ConfigMap", "adopted", "member1")
-	own := policy(ns, "adopted", false, "member2", selectKind("v1", "ConfigMap", "adopted"))
-	create(t, ctx, c, own)
+	own := utiltesting.MakePropagationPolicy("adopted", ns).ClusterNames("member2").Select("v1", "ConfigMap", "adopted").Obj()
+	framework.Create(t, c, own)
 	expect(ctx, t, ns, "ConfigMap", "adopted", "v1", "member2")
 	if err := c.Delete(ctx, own); err != nil {
 		t.Fatalf("deleting policy adopted: %v", err)
@@ -352,25 +275,20 @@ func TestPropagateDepsTurnedOff(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
 	ns := "deps-off"
-	createNamespace(t, ctx, c, ns)
-	create(t, ctx, c,
+	framework.CreateNamespace(t, c, ns)
+	framework.Create(t, c,
 		configMap(ns, "solo-config", "v1"),
-		deployment(ns, "solo", 1, []string{"solo-config"}, nil),
-		policy(ns, "solo", true, "member2", selectKind("apps/v1", "Deployment", "solo")),
+		deployment(ns, "solo").EnvFromConfigMap("solo-config").Obj(),
+		utiltesting.MakePropagationPolicy("solo", ns).ClusterNames("member2").Select("apps/v1", "Deployment", "solo").PropagateDeps().Obj(),
 	)
 	expect(ctx, t, ns, "Deployment", "solo", "", "member2")
 	expect(ctx, t, ns, "ConfigMap", "solo-config", "v1", "member2")
 
 	setPropagateDeps := func(on bool) {
 		t.Helper()
-		pp := &policyv1alpha1.PropagationPolicy{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "solo"}, pp); err != nil {
-			t.Fatal(err)
-		}
-		pp.Spec.PropagateDeps = on
-		if err := c.Update(ctx, pp); err != nil {
-			t.Fatalf("updating policy solo: %v", err)
-		}
+		framework.Update(t, c, utiltesting.MakePropagationPolicy("solo", ns).Obj(), func(pp *policyv1alpha1.PropagationPolicy) {
+			pp.Spec.PropagateDeps = on
+		})
 	}
 	setPropagateDeps(false)
 	expect(ctx, t, ns, "ConfigMap", "solo-config", "v1")

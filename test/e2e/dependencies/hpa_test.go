@@ -7,20 +7,19 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
 // memberReplicas is spec.replicas of a Deployment in a member (-1 when it
 // is not there).
 func memberReplicas(ctx context.Context, t *testing.T, cluster, ns, name string) int32 {
-	d, err := member(t, cluster).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	d, err := world.MemberClientset(t, cluster).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil || d.Spec.Replicas == nil {
 		return -1
 	}
@@ -55,23 +54,12 @@ func TestMemberHPAOwnsReplicas(t *testing.T) {
 	ns := "hpa"
 	app := "autoscaled"
 	const templateReplicas = 2
-	createNamespace(t, ctx, c, ns)
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: app},
-			MinReplicas:    ptr.To[int32](1),
-			MaxReplicas:    5,
-			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
-				Name:   "cpu",
-				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)},
-			}}},
-		},
-	}
-	create(t, ctx, c,
-		deployment(ns, app, templateReplicas, nil, nil), hpa,
-		policy(ns, app, false, "member1",
-			selectKind("apps/v1", "Deployment", app), selectKind("autoscaling/v2", "HorizontalPodAutoscaler", app)),
+	framework.CreateNamespace(t, c, ns)
+	hpa := framework.HPA(app, ns, 5)
+	framework.Create(t, c,
+		deployment(ns, app).Replicas(templateReplicas).Obj(), hpa,
+		utiltesting.MakePropagationPolicy(app, ns).ClusterNames("member1").
+			Select("apps/v1", "Deployment", app).Select("autoscaling/v2", "HorizontalPodAutoscaler", app).Obj(),
 	)
 
 	framework.Eventually(t, time.Minute, "template marked retain-replicas by the hpa-marker", func() (bool, string) {
@@ -83,14 +71,14 @@ func TestMemberHPAOwnsReplicas(t *testing.T) {
 			fmt.Sprintf("labels %v", d.Labels)
 	})
 	framework.Eventually(t, 90*time.Second, "HPA and Deployment in member1", func() (bool, string) {
-		_, err := member(t, "member1").AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, app, metav1.GetOptions{})
+		_, err := world.MemberClientset(t, "member1").AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, app, metav1.GetOptions{})
 		r := memberReplicas(ctx, t, "member1", ns, app)
 		return err == nil && r > 0, fmt.Sprintf("hpa err %v, replicas %d", err, r)
 	})
 
 	// 400m of load over pods requesting 200m at a 50% target: 4 replicas.
-	world.Atoll(t, "sim", "load", app, "400m", "--data-dir", world.DataDir)
-	t.Cleanup(func() { world.Atoll(t, "sim", "load", app, "0", "--data-dir", world.DataDir) })
+	world.Load(t, app, "400m")
+	t.Cleanup(func() { world.Load(t, app, "0") })
 	var scaled int32
 	framework.Eventually(t, 3*time.Minute, "member1's HPA scales the Deployment up", func() (bool, string) {
 		scaled = memberReplicas(ctx, t, "member1", ns, app)
@@ -112,7 +100,7 @@ func TestMemberHPAOwnsReplicas(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	framework.Eventually(t, time.Minute, "touched template applied to member1", func() (bool, string) {
-		d, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
+		d, err := world.MemberClientset(t, "member1").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -148,10 +136,10 @@ func TestRetainReplicasAddedLater(t *testing.T) {
 	c := world.Client(t)
 	ns := "retain-later"
 	app := "later"
-	createNamespace(t, ctx, c, ns)
-	create(t, ctx, c,
-		deployment(ns, app, 3, nil, nil),
-		policy(ns, app, false, "member1", selectKind("apps/v1", "Deployment", app)),
+	framework.CreateNamespace(t, c, ns)
+	framework.Create(t, c,
+		deployment(ns, app).Replicas(3).Obj(),
+		utiltesting.MakePropagationPolicy(app, ns).ClusterNames("member1").Select("apps/v1", "Deployment", app).Obj(),
 	)
 	framework.Eventually(t, 90*time.Second, "Deployment in member1 with 3 replicas", func() (bool, string) {
 		r := memberReplicas(ctx, t, "member1", ns, app)
@@ -168,7 +156,7 @@ func TestRetainReplicasAddedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, time.Minute, "labelled template applied to member1", func() (bool, string) {
-		m, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
+		m, err := world.MemberClientset(t, "member1").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -177,7 +165,7 @@ func TestRetainReplicasAddedLater(t *testing.T) {
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
 		if r := memberReplicas(ctx, t, "member1", ns, app); r != 3 {
 			var owners []string
-			if m, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{}); err == nil {
+			if m, err := world.MemberClientset(t, "member1").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{}); err == nil {
 				for _, f := range m.ManagedFields {
 					owners = append(owners, fmt.Sprintf("%s/%s/%s", f.Manager, f.Operation, f.Subresource))
 				}

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,47 +23,11 @@ import (
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
 var allMembers = []string{"member1", "member2", "member3"}
-
-func member(t *testing.T, name string) kubernetes.Interface {
-	t.Helper()
-	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
-}
-
-// create makes namespace ns in the control plane and the objects in it;
-// the namespace goes when the test ends (atoll withdraws what it
-// propagated).
-func create(t *testing.T, ctx context.Context, c client.Client, ns string, objs ...client.Object) {
-	t.Helper()
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatalf("creating namespace %s: %v", ns, err)
-	}
-	t.Cleanup(func() {
-		_ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	})
-	for _, o := range objs {
-		o.SetNamespace(ns)
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-	}
-}
-
-func policy(name string, placement policyv1alpha1.Placement, kinds ...string) *policyv1alpha1.PropagationPolicy {
-	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	for _, k := range kinds {
-		apiVersion := "apps/v1"
-		if k == "HorizontalPodAutoscaler" {
-			apiVersion = "autoscaling/v2"
-		}
-		pp.Spec.ResourceSelectors = append(pp.Spec.ResourceSelectors, policyv1alpha1.ResourceSelector{APIVersion: apiVersion, Kind: k})
-	}
-	pp.Spec.Placement = placement
-	return pp
-}
 
 // tolerateFailure tolerates the health taints for seconds.
 func tolerateFailure(seconds int64) []corev1.Toleration {
@@ -73,28 +36,6 @@ func tolerateFailure(seconds int64) []corev1.Toleration {
 		out = append(out, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(seconds)})
 	}
 	return out
-}
-
-func fault(t *testing.T, target, action string) {
-	t.Helper()
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, target, action)
-}
-
-// restart starts target again when the test ends, in case it failed
-// midway.
-func restartOnCleanup(t *testing.T, target, action string) {
-	t.Cleanup(func() { world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, target, action) })
-}
-
-func load(t *testing.T, app, cpu string) {
-	t.Helper()
-	world.Atoll(t, "sim", "load", "--data-dir", world.DataDir, app, cpu)
-}
-
-func getBinding(ctx context.Context, c client.Client, ns, kind, name string) (*workv1alpha2.ResourceBinding, error) {
-	rb := &workv1alpha2.ResourceBinding{}
-	err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: names.BindingName(kind, name)}, rb)
-	return rb, err
 }
 
 func clusterNames(rb *workv1alpha2.ResourceBinding) []string {
@@ -125,7 +66,7 @@ func describe(rb *workv1alpha2.ResourceBinding) string {
 
 // memberUID is the UID of the Deployment in a member ("" when absent).
 func memberUID(ctx context.Context, t *testing.T, cluster, ns, name string) types.UID {
-	d, err := member(t, cluster).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	d, err := world.MemberClientset(t, cluster).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return ""
 	}
@@ -181,17 +122,19 @@ func TestClusterFailoverStop(t *testing.T) {
 		ClusterAffinity:    &policyv1alpha1.ClusterAffinity{ClusterNames: allMembers},
 		ClusterTolerations: tolerateFailure(10),
 	}
-	create(t, ctx, c, ns, framework.Deployment(ns, app, 1, "200m"), framework.HPA(ns, app, 10),
-		policy("web", placement, "Deployment", "HorizontalPodAutoscaler"))
-	load(t, app, "900m")
-	t.Cleanup(func() { load(t, app, "0") })
+	framework.CreateAndCleanup(t, c, utiltesting.MakeNamespace(ns).Obj())
+	framework.Create(t, c, framework.Deployment(app, ns).Replicas(1).Request(corev1.ResourceCPU, "200m").Obj(), framework.HPA(app, ns, 10),
+		utiltesting.MakePropagationPolicy("web", ns).Placement(&placement).
+			Select("apps/v1", "Deployment", "").Select("autoscaling/v2", "HorizontalPodAutoscaler", "").Obj())
+	world.Load(t, app, "900m")
+	t.Cleanup(func() { world.Load(t, app, "0") })
 
 	// 900m over three members: 300m each, 100m per pod at target → 3 each.
 	framework.Eventually(t, 4*time.Minute, "3±1 Ready pods in every member", func() (bool, string) {
 		var got []int
 		ok := true
 		for _, m := range allMembers {
-			n, _ := framework.ReadyPods(ctx, member(t, m), ns, app)
+			n, _ := framework.ReadyPods(ctx, world.MemberClientset(t, m), ns, app)
 			got = append(got, n)
 			ok = ok && n >= 2 && n <= 4
 		}
@@ -200,14 +143,13 @@ func TestClusterFailoverStop(t *testing.T) {
 	uid := memberUID(ctx, t, "member1", ns, app)
 
 	stopped := time.Now()
-	fault(t, "member1", "stop")
-	restartOnCleanup(t, "member1", "start")
+	start := world.InjectFault(t, "member1", "stop", "start")
 
 	// Traffic and HPAs first: 900m over two members needs ≥9 pods.
 	var capacityBack time.Duration
 	framework.Eventually(t, 3*time.Minute, "member2+member3 carry the load (≥9 Ready pods)", func() (bool, string) {
-		a, _ := framework.ReadyPods(ctx, member(t, "member2"), ns, app)
-		b, _ := framework.ReadyPods(ctx, member(t, "member3"), ns, app)
+		a, _ := framework.ReadyPods(ctx, world.MemberClientset(t, "member2"), ns, app)
+		b, _ := framework.ReadyPods(ctx, world.MemberClientset(t, "member3"), ns, app)
 		capacityBack = time.Since(stopped)
 		return a+b >= 9, fmt.Sprintf("ready member2=%d member3=%d", a, b)
 	})
@@ -218,7 +160,7 @@ func TestClusterFailoverStop(t *testing.T) {
 		var msgs []string
 		ok := true
 		for _, kind := range []string{"Deployment", "HorizontalPodAutoscaler"} {
-			rb, err := getBinding(ctx, c, ns, kind, app)
+			rb, err := framework.GetBinding(ctx, c, ns, names.BindingName(kind, app))
 			if err != nil {
 				return false, err.Error()
 			}
@@ -246,9 +188,9 @@ func TestClusterFailoverStop(t *testing.T) {
 		t.Errorf("no TaintsChanged event naming the NoExecute taint on cluster member1")
 	}
 
-	fault(t, "member1", "start")
+	start()
 	framework.Eventually(t, 2*time.Minute, "member1 back in the placement, tasks gone", func() (bool, string) {
-		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -275,12 +217,14 @@ func TestPartitionHeal(t *testing.T) {
 	c := world.Client(t)
 	const ns, app = "fo-part", "web-part"
 	placement := policyv1alpha1.Placement{ClusterTolerations: tolerateFailure(5)}
-	create(t, ctx, c, ns, framework.Deployment(ns, app, 2, "100m"), policy("web", placement, "Deployment"))
+	framework.CreateAndCleanup(t, c, utiltesting.MakeNamespace(ns).Obj())
+	framework.Create(t, c, framework.Deployment(app, ns).Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(),
+		utiltesting.MakePropagationPolicy("web", ns).Placement(&placement).Select("apps/v1", "Deployment", "").Obj())
 	framework.Eventually(t, 2*time.Minute, "2 Ready pods in every member", func() (bool, string) {
 		var got []int
 		ok := true
 		for _, m := range allMembers {
-			n, _ := framework.ReadyPods(ctx, member(t, m), ns, app)
+			n, _ := framework.ReadyPods(ctx, world.MemberClientset(t, m), ns, app)
 			got = append(got, n)
 			ok = ok && n == 2
 		}
@@ -288,10 +232,9 @@ func TestPartitionHeal(t *testing.T) {
 	})
 	uid := memberUID(ctx, t, "member2", ns, app)
 
-	fault(t, "member2", "partition")
-	restartOnCleanup(t, "member2", "heal")
+	heal := world.InjectFault(t, "member2", "partition", "heal")
 	framework.Eventually(t, 2*time.Minute, "binding left member2 with a task", func() (bool, string) {
-		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -301,9 +244,9 @@ func TestPartitionHeal(t *testing.T) {
 		t.Fatalf("member2's Deployment changed during the partition (uid %q, was %s)", got, uid)
 	}
 
-	fault(t, "member2", "heal")
+	heal()
 	framework.Eventually(t, 2*time.Minute, "placement back on member2, no stale task", func() (bool, string) {
-		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -313,7 +256,7 @@ func TestPartitionHeal(t *testing.T) {
 	if got := memberUID(ctx, t, "member2", ns, app); got != uid {
 		t.Errorf("member2's Deployment was recreated after heal (uid %q, was %s)", got, uid)
 	}
-	if n, _ := framework.ReadyPods(ctx, member(t, "member2"), ns, app); n != 2 {
+	if n, _ := framework.ReadyPods(ctx, world.MemberClientset(t, "member2"), ns, app); n != 2 {
 		t.Errorf("member2 has %d Ready pods after heal, want 2", n)
 	}
 }
@@ -327,17 +270,18 @@ func TestOnlyCandidateIsNeverEmptied(t *testing.T) {
 	c := world.Client(t)
 	const ns, app = "fo-one", "solo"
 	placement := policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member3"}}}
-	create(t, ctx, c, ns, framework.Deployment(ns, app, 2, "100m"), policy("solo", placement, "Deployment"))
+	framework.CreateAndCleanup(t, c, utiltesting.MakeNamespace(ns).Obj())
+	framework.Create(t, c, framework.Deployment(app, ns).Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(),
+		utiltesting.MakePropagationPolicy("solo", ns).Placement(&placement).Select("apps/v1", "Deployment", "").Obj())
 	framework.Eventually(t, 2*time.Minute, "2 Ready pods in member3", func() (bool, string) {
-		n, err := framework.ReadyPods(ctx, member(t, "member3"), ns, app)
+		n, err := framework.ReadyPods(ctx, world.MemberClientset(t, "member3"), ns, app)
 		return n == 2, fmt.Sprintf("ready=%d err=%v", n, err)
 	})
 	uid := memberUID(ctx, t, "member3", ns, app)
 
-	fault(t, "member3", "stop")
-	restartOnCleanup(t, "member3", "start")
+	start := world.InjectFault(t, "member3", "stop", "start")
 	framework.Eventually(t, 2*time.Minute, "EvictionBlocked explains, placement unchanged", func() (bool, string) {
-		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -350,13 +294,13 @@ func TestOnlyCandidateIsNeverEmptied(t *testing.T) {
 		t.Errorf("no EvictionBlocked event on the binding")
 	}
 
-	fault(t, "member3", "start")
+	start()
 	framework.Eventually(t, 2*time.Minute, "member3 back, condition gone, all as before", func() (bool, string) {
-		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
 		if err != nil {
 			return false, err.Error()
 		}
-		n, _ := framework.ReadyPods(ctx, member(t, "member3"), ns, app)
+		n, _ := framework.ReadyPods(ctx, world.MemberClientset(t, "member3"), ns, app)
 		return meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.EvictionBlocked) == nil &&
 			slices.Equal(clusterNames(rb), []string{"member3"}) && n == 2, fmt.Sprintf("%s ready=%d", describe(rb), n)
 	})
@@ -373,30 +317,24 @@ func TestApplicationFailover(t *testing.T) {
 	ctx := framework.Context(t, 5*time.Minute)
 	c := world.Client(t)
 	const ns, app = "fo-app", "flaky"
-	pp := policy("flaky", policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
-		{AffinityName: "first", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
-		{AffinityName: "second", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}},
-	}}, "Deployment")
-	pp.Spec.PropagateDeps = true
+	pp := utiltesting.MakePropagationPolicy("flaky", ns).Select("apps/v1", "Deployment", "").PropagateDeps().
+		Placement(utiltesting.MakePlacement().
+			AffinityTerm("first", policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}).
+			AffinityTerm("second", policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}).Obj()).Obj()
 	pp.Spec.Failover = &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{
 		DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To[int32](10)},
 		PurgeMode:          policyv1alpha1.PurgeModeGracefully,
 		GracePeriodSeconds: ptr.To[int32](600),
 	}}
-	full := &policyv1alpha1.OverridePolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "member1-is-full"},
-		Spec: policyv1alpha1.OverrideSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: app}},
-			OverrideRules: []policyv1alpha1.RuleWithCluster{{
-				TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
-				Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
-					Path: "/spec/template/spec/containers/0/resources/requests/cpu", Operator: policyv1alpha1.OverriderOpReplace,
-					Value: apiextensionsv1.JSON{Raw: []byte(`"64"`)},
-				}}},
+	full := utiltesting.MakeOverridePolicy("member1-is-full", ns).Select("apps/v1", "Deployment", app).
+		Rule(&policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}, policyv1alpha1.Overriders{
+			Plaintext: []policyv1alpha1.PlaintextOverrider{{
+				Path: "/spec/template/spec/containers/0/resources/requests/cpu", Operator: policyv1alpha1.OverriderOpReplace,
+				Value: apiextensionsv1.JSON{Raw: []byte(`"64"`)},
 			}},
-		},
-	}
-	create(t, ctx, c, ns, full, framework.Deployment(ns, app, 2, "100m"), pp)
+		}).Obj()
+	framework.CreateAndCleanup(t, c, utiltesting.MakeNamespace(ns).Obj())
+	framework.Create(t, c, full, framework.Deployment(app, ns).Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(), pp)
 	framework.Eventually(t, time.Minute, "propagated to member1 (where it cannot run)", func() (bool, string) {
 		return memberUID(ctx, t, "member1", ns, app) != "", "not in member1 yet"
 	})
@@ -405,12 +343,12 @@ func TestApplicationFailover(t *testing.T) {
 	// not yet available.
 	framework.Eventually(t, 3*time.Minute, "moved to member2, old copy purged after the new one is healthy", func() (bool, string) {
 		inFirst := memberUID(ctx, t, "member1", ns, app) != ""
-		d, err := member(t, "member2").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
+		d, err := world.MemberClientset(t, "member2").AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
 		available := err == nil && d.Status.AvailableReplicas == 2
 		if !inFirst && !available {
 			t.Fatalf("member1's copy was purged while member2's is not available (err %v)", err)
 		}
-		rb, err := getBinding(ctx, c, ns, "Deployment", app)
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -436,11 +374,13 @@ func TestFlappingClusterLeavesNoStaleTasks(t *testing.T) {
 	ctx := framework.Context(t, 6*time.Minute)
 	c := world.Client(t)
 	const ns, app = "fo-flap", "flap"
-	create(t, ctx, c, ns, framework.Deployment(ns, app, 1, "50m"), policy("flap", policyv1alpha1.Placement{}, "Deployment"))
+	framework.CreateAndCleanup(t, c, utiltesting.MakeNamespace(ns).Obj())
+	framework.Create(t, c, framework.Deployment(app, ns).Replicas(1).Request(corev1.ResourceCPU, "50m").Obj(),
+		utiltesting.MakePropagationPolicy("flap", ns).Select("apps/v1", "Deployment", "").Obj())
 	settled := func(what string) {
 		t.Helper()
 		framework.Eventually(t, 2*time.Minute, what, func() (bool, string) {
-			rb, err := getBinding(ctx, c, ns, "Deployment", app)
+			rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
 			if err != nil {
 				return false, err.Error()
 			}
@@ -451,23 +391,21 @@ func TestFlappingClusterLeavesNoStaleTasks(t *testing.T) {
 	}
 	settled("propagated to every member")
 	uid := memberUID(ctx, t, "member3", ns, app)
-	restartOnCleanup(t, "member3", "start")
 
 	for i := 1; i <= 2; i++ {
-		fault(t, "member3", "stop")
+		start := world.InjectFault(t, "member3", "stop", "start")
 		framework.Eventually(t, time.Minute, fmt.Sprintf("flap %d: evicted from member3", i), func() (bool, string) {
-			rb, err := getBinding(ctx, c, ns, "Deployment", app)
+			rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
 			if err != nil {
 				return false, err.Error()
 			}
 			return task(rb, "member3") != nil && !slices.Contains(clusterNames(rb), "member3"), describe(rb)
 		})
-		fault(t, "member3", "start")
+		start()
 		settled(fmt.Sprintf("flap %d: back on member3, no task left", i))
 	}
 	// Faster than the failure threshold: down and up again at once.
-	fault(t, "member3", "stop")
-	fault(t, "member3", "start")
+	world.InjectFault(t, "member3", "stop", "start")()
 	settled("quick flap: all as before")
 	if got := memberUID(ctx, t, "member3", ns, app); got != uid {
 		t.Errorf("member3's Deployment was recreated while flapping (uid %q, was %s)", got, uid)

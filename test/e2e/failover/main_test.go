@@ -5,7 +5,6 @@ package failover
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"testing"
 
@@ -19,7 +18,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	addr, err := freeAddr()
+	addr, err := framework.FreeAddr()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -27,20 +26,7 @@ func TestMain(m *testing.M) {
 	metricsAddr = addr
 	os.Exit(framework.RunWithControlPlane(m, &world, framework.Options{
 		Members: 3,
-		Args: []string{
-			// Fast health checking so failures show within seconds.
-			"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s",
-			"--metrics-bind-address=" + metricsAddr,
-		},
+		// Fast health checking so failures show within seconds.
+		Args: append(framework.FastClusterHealthArgs(), "--metrics-bind-address="+metricsAddr),
 	}))
-}
-
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -18,6 +18,6 @@ var world *framework.ControlPlane
 func TestMain(m *testing.M) {
 	os.Exit(framework.RunWithControlPlane(m, &world, framework.Options{
 		Members: 2,
-		Args:    []string{"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s"},
+		Args:    framework.FastClusterHealthArgs(),
 	}))
 }

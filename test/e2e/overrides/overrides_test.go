@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,58 +22,20 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/overridemanager"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
 var members = []string{"member1", "member2"}
 
-func member(t *testing.T, name string) kubernetes.Interface {
-	t.Helper()
-	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
-}
-
-func create(t *testing.T, ctx context.Context, c client.Client, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-	}
-}
-
-func namespace(name string) *corev1.Namespace {
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-}
-
+// nginx is a Deployment name whose pods run container nginx.
 func nginx(ns, name string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
-			},
-		},
-	}
+	return utiltesting.MakeDeployment(name, ns).Container("nginx", "nginx:1.27").Obj()
 }
 
-func propagate(ns, name string, selectors ...policyv1alpha1.ResourceSelector) *policyv1alpha1.PropagationPolicy {
-	return &policyv1alpha1.PropagationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: selectors,
-			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: members}}},
-	}
-}
-
-func deploymentSelector(name string) policyv1alpha1.ResourceSelector {
-	return policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: name}
-}
-
-func configMapSelector(name string) policyv1alpha1.ResourceSelector {
-	return policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap", Name: name}
+// propagate places the selected templates on every member.
+func propagate(ns, name string) *utiltesting.PropagationPolicyWrapper {
+	return utiltesting.MakePropagationPolicy(name, ns).ClusterNames(members...)
 }
 
 func only(cluster string) *policyv1alpha1.ClusterAffinity {
@@ -82,22 +43,6 @@ func only(cluster string) *policyv1alpha1.ClusterAffinity {
 }
 
 func raw(s string) apiextensionsv1.JSON { return apiextensionsv1.JSON{Raw: []byte(s)} }
-
-func binding(t *testing.T, ctx context.Context, c client.Client, ns, kind, name string) (*workv1alpha2.ResourceBinding, error) {
-	t.Helper()
-	var rb workv1alpha2.ResourceBinding
-	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName(kind, name)}, &rb)
-	return &rb, err
-}
-
-func item(rb *workv1alpha2.ResourceBinding, cluster string) *workv1alpha2.AggregatedStatusItem {
-	for i := range rb.Status.AggregatedStatus {
-		if rb.Status.AggregatedStatus[i].ClusterName == cluster {
-			return &rb.Status.AggregatedStatus[i]
-		}
-	}
-	return nil
-}
 
 const configJSON = `{"db":{"host":"db","port":5432}}`
 
@@ -108,44 +53,30 @@ func TestOverridersPerCluster(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
 	ns := "ovr"
-	create(t, ctx, c, namespace(ns))
-	deployOverrides := &policyv1alpha1.OverridePolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "deploy-overrides", Namespace: ns},
-		Spec: policyv1alpha1.OverrideSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{deploymentSelector("web")},
-			OverrideRules: []policyv1alpha1.RuleWithCluster{
-				{TargetCluster: only("member1"), Overriders: policyv1alpha1.Overriders{
-					ImageOverrider:   []policyv1alpha1.ImageOverrider{{Component: policyv1alpha1.Registry, Operator: policyv1alpha1.OverriderOpReplace, Value: "mirror.example.io"}},
-					CommandOverrider: []policyv1alpha1.CommandArgsOverrider{{ContainerName: "nginx", Operator: policyv1alpha1.OverriderOpAdd, Value: []string{"nginx"}}},
-					ArgsOverrider:    []policyv1alpha1.CommandArgsOverrider{{ContainerName: "nginx", Operator: policyv1alpha1.OverriderOpAdd, Value: []string{"-g", "daemon off;"}}},
-				}},
-				{TargetCluster: only("member2"), Overriders: policyv1alpha1.Overriders{
-					LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"tier": "edge"}}},
-					Plaintext:       []policyv1alpha1.PlaintextOverrider{{Path: "/spec/minReadySeconds", Operator: policyv1alpha1.OverriderOpAdd, Value: raw("5")}},
-				}},
-			},
-		},
-	}
-	cmOverrides := &policyv1alpha1.OverridePolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "cm-overrides", Namespace: ns},
-		Spec: policyv1alpha1.OverrideSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{configMapSelector("cfg")},
-			OverrideRules: []policyv1alpha1.RuleWithCluster{
-				{TargetCluster: only("member1"), Overriders: policyv1alpha1.Overriders{
-					AnnotationsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"note": "one"}}},
-				}},
-				{TargetCluster: only("member2"), Overriders: policyv1alpha1.Overriders{
-					FieldOverrider: []policyv1alpha1.FieldOverrider{{FieldPath: "/data/config.json", JSON: []policyv1alpha1.JSONPatchOperation{
-						{SubPath: "/db/host", Operator: policyv1alpha1.OverriderOpReplace, Value: raw(`"db-2"`)},
-					}}},
-				}},
-			},
-		},
-	}
-	create(t, ctx, c, deployOverrides, cmOverrides,
+	framework.CreateNamespace(t, c, ns)
+	deployOverrides := utiltesting.MakeOverridePolicy("deploy-overrides", ns).Select("apps/v1", "Deployment", "web").
+		Rule(only("member1"), policyv1alpha1.Overriders{
+			ImageOverrider:   []policyv1alpha1.ImageOverrider{{Component: policyv1alpha1.Registry, Operator: policyv1alpha1.OverriderOpReplace, Value: "mirror.example.io"}},
+			CommandOverrider: []policyv1alpha1.CommandArgsOverrider{{ContainerName: "nginx", Operator: policyv1alpha1.OverriderOpAdd, Value: []string{"nginx"}}},
+			ArgsOverrider:    []policyv1alpha1.CommandArgsOverrider{{ContainerName: "nginx", Operator: policyv1alpha1.OverriderOpAdd, Value: []string{"-g", "daemon off;"}}},
+		}).
+		Rule(only("member2"), policyv1alpha1.Overriders{
+			LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"tier": "edge"}}},
+			Plaintext:       []policyv1alpha1.PlaintextOverrider{{Path: "/spec/minReadySeconds", Operator: policyv1alpha1.OverriderOpAdd, Value: raw("5")}},
+		}).Obj()
+	cmOverrides := utiltesting.MakeOverridePolicy("cm-overrides", ns).Select("v1", "ConfigMap", "cfg").
+		Rule(only("member1"), policyv1alpha1.Overriders{
+			AnnotationsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"note": "one"}}},
+		}).
+		Rule(only("member2"), policyv1alpha1.Overriders{
+			FieldOverrider: []policyv1alpha1.FieldOverrider{{FieldPath: "/data/config.json", JSON: []policyv1alpha1.JSONPatchOperation{
+				{SubPath: "/db/host", Operator: policyv1alpha1.OverriderOpReplace, Value: raw(`"db-2"`)},
+			}}},
+		}).Obj()
+	framework.Create(t, c, deployOverrides, cmOverrides,
 		nginx(ns, "web"),
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: ns}, Data: map[string]string{"config.json": configJSON}},
-		propagate(ns, "all", deploymentSelector("web"), configMapSelector("cfg")))
+		utiltesting.MakeConfigMap("cfg", ns).Data("config.json", configJSON).Obj(),
+		propagate(ns, "all").Select("apps/v1", "Deployment", "web").Select("v1", "ConfigMap", "cfg").Obj())
 
 	type want struct {
 		image, command, args, tier, note, config, appliedOverrides string
@@ -158,7 +89,7 @@ func TestOverridersPerCluster(t *testing.T) {
 			appliedOverrides: "deploy-overrides"},
 	}
 	observe := func(m string) (want, string, string, error) {
-		cs := member(t, m)
+		cs := world.MemberClientset(t, m)
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return want{}, "", "", err
@@ -229,26 +160,23 @@ func TestNamespacedPolicyWinsOverClusterPolicy(t *testing.T) {
 	ctx := framework.Context(t, 2*time.Minute)
 	c := world.Client(t)
 	ns := "order"
-	create(t, ctx, c, namespace(ns))
-	setTier := func(v string) []policyv1alpha1.RuleWithCluster {
-		return []policyv1alpha1.RuleWithCluster{{Overriders: policyv1alpha1.Overriders{
-			LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"tier": v}}}}}}
+	framework.CreateNamespace(t, c, ns)
+	setTier := func(v string) policyv1alpha1.Overriders {
+		return policyv1alpha1.Overriders{
+			LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"tier": v}}}}
 	}
-	byName := deploymentSelector("web")
-	byName.Namespace = ns
-	create(t, ctx, c,
-		&policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: "order-cluster"},
-			Spec: policyv1alpha1.OverrideSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{byName}, OverrideRules: setTier("cluster")}},
-		&policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: "order-ns", Namespace: ns},
-			Spec: policyv1alpha1.OverrideSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}}, OverrideRules: setTier("namespaced")}},
+	clusterPolicy := utiltesting.MakeOverridePolicy("order-cluster", "").
+		Selector(policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web"}).
+		Rule(nil, setTier("cluster")).ClusterObj()
+	framework.Create(t, c,
+		clusterPolicy,
+		utiltesting.MakeOverridePolicy("order-ns", ns).Select("apps/v1", "Deployment", "").Rule(nil, setTier("namespaced")).Obj(),
 		nginx(ns, "web"),
-		propagate(ns, "web", deploymentSelector("web")))
-	t.Cleanup(func() {
-		_ = c.Delete(context.Background(), &policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: "order-cluster"}})
-	})
+		propagate(ns, "web").Select("apps/v1", "Deployment", "web").Obj())
+	framework.DeleteOnCleanup(t, c, clusterPolicy)
 	for _, m := range members {
 		framework.Eventually(t, 90*time.Second, "namespaced label in "+m, func() (bool, string) {
-			d, err := member(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			d, err := world.MemberClientset(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
 			}
@@ -267,19 +195,16 @@ func TestBrokenOverrideFailsOnlyItsCluster(t *testing.T) {
 	ctx := framework.Context(t, 2*time.Minute)
 	c := world.Client(t)
 	ns := "broken"
-	create(t, ctx, c, namespace(ns))
-	op := &policyv1alpha1.OverridePolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "nginx-overrides", Namespace: ns},
-		Spec: policyv1alpha1.OverrideSpec{OverrideRules: []policyv1alpha1.RuleWithCluster{{TargetCluster: only("member1"), Overriders: policyv1alpha1.Overriders{
-			Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: "/spec/replicas2", Operator: policyv1alpha1.OverriderOpReplace, Value: raw("3")}}}}}},
-	}
-	create(t, ctx, c, op, nginx(ns, "web"), propagate(ns, "web", deploymentSelector("web")))
+	framework.CreateNamespace(t, c, ns)
+	op := utiltesting.MakeOverridePolicy("nginx-overrides", ns).Rule(only("member1"), policyv1alpha1.Overriders{
+		Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: "/spec/replicas2", Operator: policyv1alpha1.OverriderOpReplace, Value: raw("3")}}}).Obj()
+	framework.Create(t, c, op, nginx(ns, "web"), propagate(ns, "web").Select("apps/v1", "Deployment", "web").Obj())
 	framework.Eventually(t, 90*time.Second, "member1 failed naming the policy and path, member2 applied", func() (bool, string) {
-		rb, err := binding(t, ctx, c, ns, "Deployment", "web")
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", "web"))
 		if err != nil {
 			return false, err.Error()
 		}
-		m1, m2 := item(rb, "member1"), item(rb, "member2")
+		m1, m2 := framework.AggregatedStatusOf(rb, "member1"), framework.AggregatedStatusOf(rb, "member2")
 		if m1 == nil || m2 == nil {
 			return false, fmt.Sprintf("aggregatedStatus %+v", rb.Status.AggregatedStatus)
 		}
@@ -289,35 +214,31 @@ func TestBrokenOverrideFailsOnlyItsCluster(t *testing.T) {
 		return !m1.Applied && strings.Contains(m1.AppliedMessage, wantMsg) && m2.Applied && condOK,
 			fmt.Sprintf("member1 %v %q, member2 %v %q, FullyApplied %+v", m1.Applied, m1.AppliedMessage, m2.Applied, m2.AppliedMessage, cond)
 	})
-	if _, err := member(t, "member2").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil {
+	if _, err := world.MemberClientset(t, "member2").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil {
 		t.Errorf("member2 Deployment: %v", err)
 	}
-	if _, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
+	if _, err := world.MemberClientset(t, "member1").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
 		t.Errorf("member1 has the Deployment although its overrides failed")
 	}
 
 	// Fix the path: member1 gets 3 replicas, member2 keeps 1.
-	if err := c.Get(ctx, client.ObjectKeyFromObject(op), op); err != nil {
-		t.Fatal(err)
-	}
-	op.Spec.OverrideRules[0].Overriders.Plaintext[0].Path = "/spec/replicas"
-	if err := c.Update(ctx, op); err != nil {
-		t.Fatal(err)
-	}
+	framework.Update(t, c, op, func(op *policyv1alpha1.OverridePolicy) {
+		op.Spec.OverrideRules[0].Overriders.Plaintext[0].Path = "/spec/replicas"
+	})
 	framework.Eventually(t, 60*time.Second, "member1 3 replicas, member2 1, binding fully applied", func() (bool, string) {
-		rb, err := binding(t, ctx, c, ns, "Deployment", "web")
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", "web"))
 		if err != nil {
 			return false, err.Error()
 		}
 		var got []int32
 		for _, m := range members {
-			d, err := member(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			d, err := world.MemberClientset(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
 			}
 			got = append(got, ptr.Deref(d.Spec.Replicas, 0))
 		}
-		applied := item(rb, "member1") != nil && item(rb, "member1").Applied
+		applied := framework.AggregatedStatusOf(rb, "member1") != nil && framework.AggregatedStatusOf(rb, "member1").Applied
 		return slices.Equal(got, []int32{3, 1}) && applied, fmt.Sprintf("replicas %v, member1 applied %v", got, applied)
 	})
 }
@@ -330,23 +251,22 @@ func TestConflictResolution(t *testing.T) {
 	ctx := framework.Context(t, 2*time.Minute)
 	c := world.Client(t)
 	ns := "conflict"
-	create(t, ctx, c, namespace(ns))
-	m1 := member(t, "member1")
-	if _, err := m1.CoreV1().Namespaces().Create(ctx, namespace(ns), metav1.CreateOptions{}); err != nil {
+	framework.CreateNamespace(t, c, ns)
+	m1 := world.MemberClientset(t, "member1")
+	if _, err := m1.CoreV1().Namespaces().Create(ctx, utiltesting.MakeNamespace(ns).Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cm := func(name, value string, annotations map[string]string) *corev1.ConfigMap {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: annotations}, Data: map[string]string{"k": value}}
+		return utiltesting.MakeConfigMap(name, ns).Annotations(annotations).Data("k", value).Obj()
 	}
 	for _, name := range []string{"abort", "overwrite", "annotated"} {
 		if _, err := m1.CoreV1().ConfigMaps(ns).Create(ctx, cm(name, "member", nil), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	abort := propagate(ns, "abort", configMapSelector("abort"), configMapSelector("annotated"))
-	overwrite := propagate(ns, "overwrite", configMapSelector("overwrite"))
-	overwrite.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
-	create(t, ctx, c, abort, overwrite,
+	abort := propagate(ns, "abort").Select("v1", "ConfigMap", "abort").Select("v1", "ConfigMap", "annotated").Obj()
+	overwrite := propagate(ns, "overwrite").Select("v1", "ConfigMap", "overwrite").ConflictResolution(policyv1alpha1.ConflictOverwrite).Obj()
+	framework.Create(t, c, abort, overwrite,
 		cm("abort", "template", nil), cm("overwrite", "template", nil),
 		cm("annotated", "template", map[string]string{"work.karmada.io/conflict-resolution": "overwrite"}))
 
@@ -361,11 +281,11 @@ func TestConflictResolution(t *testing.T) {
 	}
 	for name, tc := range cases {
 		framework.Eventually(t, 60*time.Second, name+": member1 status and content", func() (bool, string) {
-			rb, err := binding(t, ctx, c, ns, "ConfigMap", name)
+			rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("ConfigMap", name))
 			if err != nil {
 				return false, err.Error()
 			}
-			it := item(rb, "member1")
+			it := framework.AggregatedStatusOf(rb, "member1")
 			if it == nil {
 				return false, "no member1 status yet"
 			}
@@ -373,7 +293,7 @@ func TestConflictResolution(t *testing.T) {
 			if err != nil {
 				return false, err.Error()
 			}
-			m2 := item(rb, "member2")
+			m2 := framework.AggregatedStatusOf(rb, "member2")
 			return got.Data["k"] == tc.wantValue && it.Applied == tc.wantApplied && strings.Contains(it.AppliedMessage, tc.wantMsg) && m2 != nil && m2.Applied,
 				fmt.Sprintf("value=%q applied=%v message=%q member2=%+v", got.Data["k"], it.Applied, it.AppliedMessage, m2)
 		})
@@ -397,19 +317,17 @@ func TestTargetClusterFollowsClusterLabels(t *testing.T) {
 	ctx := framework.Context(t, 2*time.Minute)
 	c := world.Client(t)
 	ns := "bylabel"
-	create(t, ctx, c, namespace(ns))
-	create(t, ctx, c,
-		&policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: "canary", Namespace: ns},
-			Spec: policyv1alpha1.OverrideSpec{OverrideRules: []policyv1alpha1.RuleWithCluster{{
-				TargetCluster: &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"ovr-canary": "true"}}},
-				Overriders: policyv1alpha1.Overriders{ImageOverrider: []policyv1alpha1.ImageOverrider{
-					{Component: policyv1alpha1.Tag, Operator: policyv1alpha1.OverriderOpReplace, Value: "1.28-canary"}}},
-			}}}},
-		nginx(ns, "web"), propagate(ns, "web", deploymentSelector("web")))
+	framework.CreateNamespace(t, c, ns)
+	framework.Create(t, c,
+		utiltesting.MakeOverridePolicy("canary", ns).Rule(
+			&policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"ovr-canary": "true"}}},
+			policyv1alpha1.Overriders{ImageOverrider: []policyv1alpha1.ImageOverrider{
+				{Component: policyv1alpha1.Tag, Operator: policyv1alpha1.OverriderOpReplace, Value: "1.28-canary"}}}).Obj(),
+		nginx(ns, "web"), propagate(ns, "web").Select("apps/v1", "Deployment", "web").Obj())
 	images := func() (string, error) {
 		var out []string
 		for _, m := range members {
-			d, err := member(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			d, err := world.MemberClientset(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 			if err != nil {
 				return "", err
 			}

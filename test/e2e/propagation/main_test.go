@@ -16,9 +16,7 @@ var world *framework.ControlPlane
 func TestMain(m *testing.M) {
 	os.Exit(framework.RunWithControlPlane(m, &world, framework.Options{
 		Members: 2,
-		Args: []string{
-			// Fast health checking so member failures show within seconds.
-			"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s",
-		},
+		// Fast health checking so member failures show within seconds.
+		Args: framework.FastClusterHealthArgs(),
 	}))
 }

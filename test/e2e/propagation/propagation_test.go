@@ -11,10 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,59 +20,15 @@ import (
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
 var members = []string{"member1", "member2"}
 
-func member(t *testing.T, name string) kubernetes.Interface {
-	t.Helper()
-	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
-}
-
-func createNamespace(t *testing.T, ctx context.Context, c client.Client, name string) {
-	t.Helper()
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
-}
-
-func nginx(ns string, replicas int32, image string) *appsv1.Deployment {
-	labels := map[string]string{"app": "nginx"}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: ns, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "nginx", Image: image,
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
-				}}},
-			},
-		},
-	}
-}
-
-func policy(ns, name string, placement policyv1alpha1.Placement, selectors ...policyv1alpha1.ResourceSelector) *policyv1alpha1.PropagationPolicy {
-	return &policyv1alpha1.PropagationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       policyv1alpha1.PropagationSpec{ResourceSelectors: selectors, Placement: placement},
-	}
-}
-
-func toClusters(names ...string) policyv1alpha1.Placement {
-	return policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: names}}
-}
-
-func selectDeployment(name string) policyv1alpha1.ResourceSelector {
-	return policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: name}
-}
-
 // memberDeployment returns the Deployment in a member, or nil.
 func memberDeployment(ctx context.Context, t *testing.T, cluster, ns, name string) *appsv1.Deployment {
-	d, err := member(t, cluster).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	d, err := world.MemberClientset(t, cluster).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil
 	}
@@ -88,8 +42,8 @@ func TestClustersJoinedAndReady(t *testing.T) {
 	c := world.Client(t)
 	for _, name := range members {
 		framework.Eventually(t, time.Minute, name+" Ready with status", func() (bool, string) {
-			var cl clusterv1alpha1.Cluster
-			if err := c.Get(ctx, client.ObjectKey{Name: name}, &cl); err != nil {
+			cl, err := framework.GetCluster(ctx, c, name)
+			if err != nil {
 				return false, err.Error()
 			}
 			ready := meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
@@ -112,25 +66,19 @@ func TestDuplicatedPropagation(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
 	ns := "dup"
-	createNamespace(t, ctx, c, ns)
+	framework.CreateNamespace(t, c, ns)
 	objs := []client.Object{
-		nginx(ns, 2, "nginx:1.27"),
+		utiltesting.MakeDeployment("nginx", ns).Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(),
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: ns}, Spec: corev1.ServiceSpec{
 			Selector: map[string]string{"app": "nginx"}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80)}}}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: ns}, Data: map[string]string{"k": "v"}},
-		policy(ns, "nginx", toClusters(members...),
-			selectDeployment("nginx"),
-			policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "Service", Name: "nginx"},
-			policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap", Name: "nginx"}),
+		utiltesting.MakeConfigMap("nginx", ns).Data("k", "v").Obj(),
+		utiltesting.MakePropagationPolicy("nginx", ns).ClusterNames(members...).
+			Select("apps/v1", "Deployment", "nginx").Select("v1", "Service", "nginx").Select("v1", "ConfigMap", "nginx").Obj(),
 	}
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatalf("creating %T: %v", o, err)
-		}
-	}
+	framework.Create(t, c, objs...)
 	for _, m := range members {
 		framework.Eventually(t, 90*time.Second, "Deployment, Service and ConfigMap in "+m+" with 2 ready pods", func() (bool, string) {
-			cs := member(t, m)
+			cs := world.MemberClientset(t, m)
 			d := memberDeployment(ctx, t, m, ns, "nginx")
 			_, svcErr := cs.CoreV1().Services(ns).Get(ctx, "nginx", metav1.GetOptions{})
 			_, cmErr := cs.CoreV1().ConfigMaps(ns).Get(ctx, "nginx", metav1.GetOptions{})
@@ -149,8 +97,8 @@ func TestDuplicatedPropagation(t *testing.T) {
 		return d.Status.ReadyReplicas == 4 && d.Status.ObservedGeneration == d.Generation,
 			fmt.Sprintf("readyReplicas=%d observedGeneration=%d generation=%d", d.Status.ReadyReplicas, d.Status.ObservedGeneration, d.Generation)
 	})
-	var rb workv1alpha2.ResourceBinding
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", "nginx")}, &rb); err != nil {
+	rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", "nginx"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if !meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.FullyApplied) || len(rb.Status.AggregatedStatus) != 2 {
@@ -171,27 +119,15 @@ func TestDividedPropagation(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
 	ns := "divided"
-	createNamespace(t, ctx, c, ns)
-	placement := toClusters(members...)
-	placement.ReplicaScheduling = &policyv1alpha1.ReplicaSchedulingStrategy{
-		ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
-		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
-		WeightPreference: &policyv1alpha1.ClusterPreferences{StaticWeightList: []policyv1alpha1.StaticClusterWeight{
-			{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}, Weight: 1},
-			{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 2},
-		}},
-	}
-	tpl := nginx(ns, 7, "nginx:1.27")
-	for _, o := range []client.Object{tpl, policy(ns, "nginx", placement, selectDeployment("nginx"))} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	framework.CreateNamespace(t, c, ns)
+	placement := utiltesting.MakePlacement().ClusterNames(members...).ClusterWeight("member1", 1).ClusterWeight("member2", 2).Obj()
+	tpl := utiltesting.MakeDeployment("nginx", ns).Replicas(7).Request(corev1.ResourceCPU, "100m").Obj()
+	framework.Create(t, c, tpl, utiltesting.MakePropagationPolicy("nginx", ns).Placement(placement).Select("apps/v1", "Deployment", "nginx").Obj())
 	expectSplit := func(want map[string]int32) {
 		t.Helper()
 		framework.Eventually(t, 90*time.Second, fmt.Sprintf("replicas split %v in binding and members", want), func() (bool, string) {
-			var rb workv1alpha2.ResourceBinding
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", "nginx")}, &rb); err != nil {
+			rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", "nginx"))
+			if err != nil {
 				return false, err.Error()
 			}
 			got := map[string]int32{}
@@ -232,13 +168,9 @@ func TestUpdateDriftAndDeletion(t *testing.T) {
 	ctx := framework.Context(t, 4*time.Minute)
 	c := world.Client(t)
 	ns := "lifecycle"
-	createNamespace(t, ctx, c, ns)
-	tpl := nginx(ns, 1, "nginx:1.27")
-	for _, o := range []client.Object{tpl, policy(ns, "nginx", toClusters(members...), selectDeployment("nginx"))} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	framework.CreateNamespace(t, c, ns)
+	tpl := utiltesting.MakeDeployment("nginx", ns).Replicas(1).Request(corev1.ResourceCPU, "100m").Obj()
+	framework.Create(t, c, tpl, utiltesting.MakePropagationPolicy("nginx", ns).ClusterNames(members...).Select("apps/v1", "Deployment", "nginx").Obj())
 	imageIn := func(m string) string {
 		if d := memberDeployment(ctx, t, m, ns, "nginx"); d != nil {
 			return d.Spec.Template.Spec.Containers[0].Image
@@ -259,12 +191,12 @@ func TestUpdateDriftAndDeletion(t *testing.T) {
 	})
 
 	// Drift: delete in member1, edit in member2.
-	if err := member(t, "member1").AppsV1().Deployments(ns).Delete(ctx, "nginx", metav1.DeleteOptions{}); err != nil {
+	if err := world.MemberClientset(t, "member1").AppsV1().Deployments(ns).Delete(ctx, "nginx", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	d := memberDeployment(ctx, t, "member2", ns, "nginx")
 	d.Spec.Template.Spec.Containers[0].Image = "nginx:evil"
-	if _, err := member(t, "member2").AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+	if _, err := world.MemberClientset(t, "member2").AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 30*time.Second, "drift undone in both members", func() (bool, string) {
@@ -275,8 +207,8 @@ func TestUpdateDriftAndDeletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 60*time.Second, "Deployment withdrawn from both members", func() (bool, string) {
-		_, err1 := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{})
-		_, err2 := member(t, "member2").AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{})
+		_, err1 := world.MemberClientset(t, "member1").AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{})
+		_, err2 := world.MemberClientset(t, "member2").AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{})
 		return apierrors.IsNotFound(err1) && apierrors.IsNotFound(err2), fmt.Sprintf("%v / %v", err1, err2)
 	})
 }
@@ -286,15 +218,11 @@ func TestPreserveResourcesOnDeletion(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
 	ns := "preserve"
-	createNamespace(t, ctx, c, ns)
-	pp := policy(ns, "nginx", toClusters("member1"), selectDeployment("nginx"))
-	pp.Spec.PreserveResourcesOnDeletion = ptr.To(true)
-	tpl := nginx(ns, 1, "nginx:1.27")
-	for _, o := range []client.Object{tpl, pp} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	framework.CreateNamespace(t, c, ns)
+	pp := utiltesting.MakePropagationPolicy("nginx", ns).ClusterNames("member1").Select("apps/v1", "Deployment", "nginx").
+		PreserveResourcesOnDeletion().Obj()
+	tpl := utiltesting.MakeDeployment("nginx", ns).Replicas(1).Request(corev1.ResourceCPU, "100m").Obj()
+	framework.Create(t, c, tpl, pp)
 	framework.Eventually(t, 90*time.Second, "Deployment in member1", func() (bool, string) {
 		return memberDeployment(ctx, t, "member1", ns, "nginx") != nil, ""
 	})
@@ -302,7 +230,7 @@ func TestPreserveResourcesOnDeletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 60*time.Second, "binding gone", func() (bool, string) {
-		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", "nginx")}, &workv1alpha2.ResourceBinding{})
+		_, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", "nginx"))
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 	if memberDeployment(ctx, t, "member1", ns, "nginx") == nil {
@@ -316,15 +244,11 @@ func TestPolicyPriority(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
 	ns := "priority"
-	createNamespace(t, ctx, c, ns)
-	byLabel := policy(ns, "by-label", toClusters("member1"), policyv1alpha1.ResourceSelector{
-		APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}}})
-	byName := policy(ns, "by-name", toClusters("member2"), selectDeployment("nginx"))
-	for _, o := range []client.Object{byLabel, byName, nginx(ns, 1, "nginx:1.27")} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	framework.CreateNamespace(t, c, ns)
+	byLabel := utiltesting.MakePropagationPolicy("by-label", ns).ClusterNames("member1").
+		SelectLabels("apps/v1", "Deployment", map[string]string{"app": "nginx"}).Obj()
+	byName := utiltesting.MakePropagationPolicy("by-name", ns).ClusterNames("member2").Select("apps/v1", "Deployment", "nginx").Obj()
+	framework.Create(t, c, byLabel, byName, utiltesting.MakeDeployment("nginx", ns).Replicas(1).Request(corev1.ResourceCPU, "100m").Obj())
 	claimedBy := func() string {
 		var d appsv1.Deployment
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nginx"}, &d); err != nil {
@@ -343,13 +267,7 @@ func TestPolicyPriority(t *testing.T) {
 func TestStoppedMemberIsTaintedAndRecovers(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "stop")
-	started := false
-	t.Cleanup(func() {
-		if !started {
-			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "start")
-		}
-	})
+	start := world.InjectFault(t, "member2", "stop", "start")
 	tainted := func(cl *clusterv1alpha1.Cluster) bool {
 		for _, taint := range cl.Spec.Taints {
 			if (taint.Key == clusterv1alpha1.TaintClusterUnreachable || taint.Key == clusterv1alpha1.TaintClusterNotReady) && taint.Effect == corev1.TaintEffectNoSchedule {
@@ -359,21 +277,20 @@ func TestStoppedMemberIsTaintedAndRecovers(t *testing.T) {
 		return false
 	}
 	framework.Eventually(t, 60*time.Second, "member2 not Ready and tainted", func() (bool, string) {
-		var cl clusterv1alpha1.Cluster
-		if err := c.Get(ctx, client.ObjectKey{Name: "member2"}, &cl); err != nil {
+		cl, err := framework.GetCluster(ctx, c, "member2")
+		if err != nil {
 			return false, err.Error()
 		}
-		return !meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && tainted(&cl),
+		return !meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && tainted(cl),
 			fmt.Sprintf("conditions=%v taints=%v", cl.Status.Conditions, cl.Spec.Taints)
 	})
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "start")
-	started = true
+	start()
 	framework.Eventually(t, 60*time.Second, "member2 Ready again and untainted", func() (bool, string) {
-		var cl clusterv1alpha1.Cluster
-		if err := c.Get(ctx, client.ObjectKey{Name: "member2"}, &cl); err != nil {
+		cl, err := framework.GetCluster(ctx, c, "member2")
+		if err != nil {
 			return false, err.Error()
 		}
-		return meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && !tainted(&cl),
+		return meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && !tainted(cl),
 			fmt.Sprintf("conditions=%v taints=%v", cl.Status.Conditions, cl.Spec.Taints)
 	})
 }
@@ -385,14 +302,11 @@ func TestRestartWritesNothing(t *testing.T) {
 	ctx := framework.Context(t, 4*time.Minute)
 	c := world.Client(t)
 	ns := "restart"
-	createNamespace(t, ctx, c, ns)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns}, Data: map[string]string{"k": "v"}}
-	for _, o := range []client.Object{nginx(ns, 2, "nginx:1.27"), cm, policy(ns, "all", toClusters(members...),
-		selectDeployment("nginx"), policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap", Name: "settings"})} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	framework.CreateNamespace(t, c, ns)
+	framework.Create(t, c, utiltesting.MakeDeployment("nginx", ns).Replicas(2).Request(corev1.ResourceCPU, "100m").Obj(),
+		utiltesting.MakeConfigMap("settings", ns).Data("k", "v").Obj(),
+		utiltesting.MakePropagationPolicy("all", ns).ClusterNames(members...).
+			Select("apps/v1", "Deployment", "nginx").Select("v1", "ConfigMap", "settings").Obj())
 	// Settled: pods ready everywhere and the template status aggregated.
 	framework.Eventually(t, 90*time.Second, "propagated and settled", func() (bool, string) {
 		var d appsv1.Deployment
@@ -406,7 +320,7 @@ func TestRestartWritesNothing(t *testing.T) {
 	versions := func() map[string]string {
 		v := map[string]string{}
 		for _, m := range members {
-			cs := member(t, m)
+			cs := world.MemberClientset(t, m)
 			if d, err := cs.AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{}); err == nil {
 				v[m+"/deployment"] = d.ResourceVersion
 			}
@@ -416,12 +330,11 @@ func TestRestartWritesNothing(t *testing.T) {
 		}
 		cp := world.Client(t)
 		for _, kind := range []string{"Deployment", "ConfigMap"} {
-			var rb workv1alpha2.ResourceBinding
 			name := "nginx"
 			if kind == "ConfigMap" {
 				name = "settings"
 			}
-			if err := cp.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName(kind, name)}, &rb); err == nil {
+			if rb, err := framework.GetBinding(ctx, cp, ns, names.BindingName(kind, name)); err == nil {
 				v["binding/"+kind] = rb.ResourceVersion
 			}
 		}
@@ -475,14 +388,10 @@ func TestSuspendedDispatching(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
 	ns := "suspend"
-	createNamespace(t, ctx, c, ns)
-	tpl := nginx(ns, 1, "nginx:1.27")
-	pp := policy(ns, "nginx", toClusters("member1"), selectDeployment("nginx"))
-	for _, o := range []client.Object{tpl, pp} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	framework.CreateNamespace(t, c, ns)
+	tpl := utiltesting.MakeDeployment("nginx", ns).Replicas(1).Request(corev1.ResourceCPU, "100m").Obj()
+	pp := utiltesting.MakePropagationPolicy("nginx", ns).ClusterNames("member1").Select("apps/v1", "Deployment", "nginx").Obj()
+	framework.Create(t, c, tpl, pp)
 	imageIn := func() string {
 		if d := memberDeployment(ctx, t, "member1", ns, "nginx"); d != nil {
 			return d.Spec.Template.Spec.Containers[0].Image
@@ -493,20 +402,14 @@ func TestSuspendedDispatching(t *testing.T) {
 
 	setSuspended := func(v bool) {
 		t.Helper()
-		framework.Eventually(t, 30*time.Second, "policy updated", func() (bool, string) {
-			var cur policyv1alpha1.PropagationPolicy
-			if err := c.Get(ctx, client.ObjectKeyFromObject(pp), &cur); err != nil {
-				return false, err.Error()
-			}
-			cur.Spec.Suspension = &policyv1alpha1.Suspension{Dispatching: ptr.To(v)}
-			err := c.Update(ctx, &cur)
-			return err == nil, fmt.Sprint(err)
+		framework.Update(t, c, pp, func(pp *policyv1alpha1.PropagationPolicy) {
+			pp.Spec.Suspension = &policyv1alpha1.Suspension{Dispatching: ptr.To(v)}
 		})
 	}
 	setSuspended(true)
 	framework.Eventually(t, 30*time.Second, "binding suspended", func() (bool, string) {
-		var rb workv1alpha2.ResourceBinding
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", "nginx")}, &rb); err != nil {
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", "nginx"))
+		if err != nil {
 			return false, err.Error()
 		}
 		s := rb.Spec.Suspension

@@ -20,7 +20,6 @@ func TestMain(m *testing.M) {
 		Members: 2,
 		// Fast health checking, so a stopped member is seen within seconds.
 		// A short sweep, so copies no status records are found quickly.
-		Args: []string{"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s",
-			"--member-sweep-period=10s"},
+		Args: append(framework.FastClusterHealthArgs(), "--member-sweep-period=10s"),
 	}))
 }

@@ -12,17 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
-	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/test/framework"
 )
-
-func member(t *testing.T, name string) kubernetes.Interface {
-	t.Helper()
-	return kubernetes.NewForConfigOrDie(world.MemberConfig(t, name))
-}
 
 // apply is `kubectl apply -f -` of manifest on the control plane.
 func apply(t *testing.T, manifest string) {
@@ -33,7 +26,7 @@ func apply(t *testing.T, manifest string) {
 // memberConfigMap returns the ConfigMap in a member, nil when absent.
 func memberConfigMap(ctx context.Context, t *testing.T, cluster, ns, name string) *corev1.ConfigMap {
 	t.Helper()
-	cm, err := member(t, cluster).CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	cm, err := world.MemberClientset(t, cluster).CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -41,13 +34,6 @@ func memberConfigMap(ctx context.Context, t *testing.T, cluster, ns, name string
 		t.Fatalf("reading ConfigMap %s/%s in %s: %v", ns, name, cluster, err)
 	}
 	return cm
-}
-
-func binding(ctx context.Context, t *testing.T, ns, name string) (*workv1alpha2.ResourceBinding, error) {
-	t.Helper()
-	rb := &workv1alpha2.ResourceBinding{}
-	err := world.Client(t).Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rb)
-	return rb, err
 }
 
 func waitConfigMap(ctx context.Context, t *testing.T, cluster, ns, name, key, value string) *corev1.ConfigMap {
@@ -144,7 +130,7 @@ func TestReleaseKeepsMemberObjects(t *testing.T) {
 	world.MustKubectl(t, "", "label", "configmap", "-n", ns, "by-label", "team=b", "--overwrite")
 	for _, name := range []string{"by-name-configmap", "by-label-configmap"} {
 		framework.Eventually(t, 30*time.Second, "binding "+name+" released", func() (bool, string) {
-			rb, err := binding(ctx, t, ns, name)
+			rb, err := framework.GetBinding(ctx, world.Client(t), ns, name)
 			if err != nil {
 				return false, err.Error()
 			}
@@ -170,7 +156,7 @@ func TestReleaseKeepsMemberObjects(t *testing.T) {
 		t.Errorf("re-claimed ConfigMap was re-created in member1 (uid %s, was %s)", cm.UID, byName.UID)
 	}
 	framework.Eventually(t, 30*time.Second, "binding by-name-configmap no longer released", func() (bool, string) {
-		rb, err := binding(ctx, t, ns, "by-name-configmap")
+		rb, err := framework.GetBinding(ctx, world.Client(t), ns, "by-name-configmap")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -197,7 +183,7 @@ func TestWithdrawOnReleaseOptIn(t *testing.T) {
 	world.MustKubectl(t, "", "delete", "propagationpolicy", "-n", ns, "cfg")
 	waitGone(ctx, t, "member1", ns, "cfg")
 	framework.Eventually(t, 30*time.Second, "binding deleted", func() (bool, string) {
-		_, err := binding(ctx, t, ns, "cfg-configmap")
+		_, err := framework.GetBinding(ctx, world.Client(t), ns, "cfg-configmap")
 		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
 	})
 }
@@ -237,14 +223,12 @@ data:
 	waitConfigMap(ctx, t, "member2", ns, "spoofed", "value", "ours")
 	for _, name := range []string{"labelled", "spoofed"} {
 		framework.Eventually(t, 30*time.Second, name+": the conflict in member1 reported", func() (bool, string) {
-			rb, err := binding(ctx, t, ns, name+"-configmap")
+			rb, err := framework.GetBinding(ctx, world.Client(t), ns, name+"-configmap")
 			if err != nil {
 				return false, err.Error()
 			}
-			for _, item := range rb.Status.AggregatedStatus {
-				if item.ClusterName == "member1" {
-					return !item.Applied && strings.Contains(item.AppliedMessage, "not managed by atoll"), item.AppliedMessage
-				}
+			if item := framework.AggregatedStatusOf(rb, "member1"); item != nil {
+				return !item.Applied && strings.Contains(item.AppliedMessage, "not managed by atoll"), item.AppliedMessage
 			}
 			return false, fmt.Sprintf("status %v", rb.Status.AggregatedStatus)
 		})
@@ -349,7 +333,7 @@ spec:
 // memberPVC returns the PersistentVolumeClaim in a member, nil when absent.
 func memberPVC(ctx context.Context, t *testing.T, cluster, ns, name string) *corev1.PersistentVolumeClaim {
 	t.Helper()
-	pvc, err := member(t, cluster).CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+	pvc, err := world.MemberClientset(t, cluster).CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -413,7 +397,7 @@ spec:
 	var uid types.UID
 	framework.Eventually(t, 90*time.Second, "Deployment db and PVC data in member1", func() (bool, string) {
 		pvc := memberPVC(ctx, t, "member1", ns, "data")
-		_, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, "db", metav1.GetOptions{})
+		_, err := world.MemberClientset(t, "member1").AppsV1().Deployments(ns).Get(ctx, "db", metav1.GetOptions{})
 		if pvc != nil {
 			uid = pvc.UID
 		}
@@ -431,7 +415,7 @@ spec:
 	deploymentGone := func(cluster string) {
 		t.Helper()
 		framework.Eventually(t, 60*time.Second, "Deployment db gone from "+cluster, func() (bool, string) {
-			_, err := member(t, cluster).AppsV1().Deployments(ns).Get(ctx, "db", metav1.GetOptions{})
+			_, err := world.MemberClientset(t, cluster).AppsV1().Deployments(ns).Get(ctx, "db", metav1.GetOptions{})
 			return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
 		})
 	}
@@ -440,14 +424,12 @@ spec:
 	world.MustKubectl(t, "", "delete", "deployment", "-n", ns, "db")
 	deploymentGone("member1")
 	framework.Eventually(t, 30*time.Second, "PVC binding saying it kept member1's copy", func() (bool, string) {
-		rb, err := binding(ctx, t, ns, "data-persistentvolumeclaim")
+		rb, err := framework.GetBinding(ctx, world.Client(t), ns, "data-persistentvolumeclaim")
 		if err != nil {
 			return false, err.Error()
 		}
-		for _, item := range rb.Status.AggregatedStatus {
-			if item.ClusterName == "member1" {
-				return strings.Contains(item.AppliedMessage, "holds data"), item.AppliedMessage
-			}
+		if item := framework.AggregatedStatusOf(rb, "member1"); item != nil {
+			return strings.Contains(item.AppliedMessage, "holds data"), item.AppliedMessage
 		}
 		return false, fmt.Sprintf("status %v", rb.Status.AggregatedStatus)
 	})
@@ -456,7 +438,7 @@ spec:
 	// Re-applied: the same volume, not a new one.
 	apply(t, deployment)
 	framework.Eventually(t, 60*time.Second, "Deployment db back in member1", func() (bool, string) {
-		_, err := member(t, "member1").AppsV1().Deployments(ns).Get(ctx, "db", metav1.GetOptions{})
+		_, err := world.MemberClientset(t, "member1").AppsV1().Deployments(ns).Get(ctx, "db", metav1.GetOptions{})
 		return err == nil, fmt.Sprintf("get: %v", err)
 	})
 	framework.Consistently(t, 5*time.Second, "PVC kept in member1 after the Deployment came back", pvcKept("member1"))
@@ -501,7 +483,7 @@ func TestSuspendedDispatchingStopsWithdrawal(t *testing.T) {
 
 	apply(t, ppYAML(ns, "cfg", "", "name: cfg", "  suspension: {dispatching: true}\n", "member1"))
 	framework.Eventually(t, 30*time.Second, "binding placed on member1 only", func() (bool, string) {
-		rb, err := binding(ctx, t, ns, "cfg-configmap")
+		rb, err := framework.GetBinding(ctx, world.Client(t), ns, "cfg-configmap")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -527,32 +509,21 @@ func TestWithdrawalWaitsForPartitionedMember(t *testing.T) {
 	copy1 := waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v1")
 	copy2 := waitConfigMap(ctx, t, "member2", ns, "cfg", "value", "v1")
 	framework.Eventually(t, 30*time.Second, "both clusters recorded in the binding status", func() (bool, string) {
-		rb, err := binding(ctx, t, ns, "cfg-configmap")
+		rb, err := framework.GetBinding(ctx, world.Client(t), ns, "cfg-configmap")
 		if err != nil {
 			return false, err.Error()
 		}
 		return len(rb.Status.AggregatedStatus) == 2, fmt.Sprintf("status %v", rb.Status.AggregatedStatus)
 	})
 
-	fault := func(target, action string, extra ...string) {
-		t.Helper()
-		world.Atoll(t, append([]string{"sim", "fault", "--data-dir", world.DataDir, target, action}, extra...)...)
-	}
-	fault("member2", "partition")
-	healed := false
-	t.Cleanup(func() {
-		if !healed {
-			fault("member2", "heal")
-		}
-	})
-	fault("control-plane", "stop")
-	fault("control-plane", "start", "--wait", "2m")
+	heal := world.InjectFault(t, "member2", "partition", "heal")
+	world.Fault(t, "control-plane", "stop")
+	world.Fault(t, "control-plane", "start --wait 2m")
 
 	apply(t, ppYAML(ns, "cfg", "", "name: cfg", tolerateFailures, "member1"))
 	framework.Consistently(t, 15*time.Second, "member2's copy kept while it cannot be reached",
 		sameObject(ctx, t, "member2", ns, "cfg", copy2.UID, "value", "v1"))
-	fault("member2", "heal")
-	healed = true
+	heal()
 	waitGone(ctx, t, "member2", ns, "cfg")
 	framework.Consistently(t, 5*time.Second, "member1's copy untouched",
 		sameObject(ctx, t, "member1", ns, "cfg", copy1.UID, "value", "v1"))
@@ -620,13 +591,13 @@ func TestBindingsStayInTheirRoom(t *testing.T) {
 	})
 	framework.Consistently(t, 15*time.Second, "no member credentials copied into member2", func() (bool, string) {
 		for _, ns := range []string{"karmada-cluster", "sneaky"} {
-			if _, err := member(t, "member2").CoreV1().Secrets(ns).Get(ctx, "member1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := world.MemberClientset(t, "member2").CoreV1().Secrets(ns).Get(ctx, "member1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return false, fmt.Sprintf("Secret %s/member1 in member2: %v", ns, err)
 			}
 		}
 		return true, ""
 	})
-	rb, err := binding(ctx, t, "sneaky", "steal")
+	rb, err := framework.GetBinding(ctx, world.Client(t), "sneaky", "steal")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -634,19 +605,6 @@ func TestBindingsStayInTheirRoom(t *testing.T) {
 		t.Errorf("executor acted on an out-of-room binding: finalizers %v, status %v", rb.Finalizers, rb.Status.AggregatedStatus)
 	}
 	world.MustKubectl(t, badBindings(), "delete", "-f", "-", "--ignore-not-found", "--wait=false")
-}
-
-// clusterReady reports the Ready condition status of a Cluster.
-func clusterReady(ctx context.Context, t *testing.T, name string) metav1.ConditionStatus {
-	t.Helper()
-	cl := &clusterv1alpha1.Cluster{}
-	if err := world.Client(t).Get(ctx, types.NamespacedName{Name: name}, cl); err != nil {
-		return ""
-	}
-	if c := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady); c != nil {
-		return c.Status
-	}
-	return ""
 }
 
 // TestDeadMemberHoldsNothingUp: with member2 stopped, a template placed on
@@ -662,29 +620,26 @@ func TestDeadMemberHoldsNothingUp(t *testing.T) {
 	waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v1")
 	old := waitConfigMap(ctx, t, "member2", ns, "cfg", "value", "v1")
 
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "stop")
-	started := false
-	t.Cleanup(func() {
-		if !started {
-			world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "start", "--wait", "2m")
-		}
-	})
+	start := world.InjectFault(t, "member2", "stop", "start --wait 2m")
 	framework.Eventually(t, 60*time.Second, "member2 not Ready", func() (bool, string) {
-		s := clusterReady(ctx, t, "member2")
+		cl, err := framework.GetCluster(ctx, world.Client(t), "member2")
+		if err != nil {
+			return false, err.Error()
+		}
+		s := framework.ClusterReadyStatus(cl)
 		return s != "" && s != metav1.ConditionTrue, fmt.Sprintf("Ready=%q", s)
 	})
 
 	world.MustKubectl(t, "", "delete", "configmap", "-n", ns, "cfg")
 	framework.Eventually(t, 20*time.Second, "the old binding gone although member2 is down", func() (bool, string) {
-		_, err := binding(ctx, t, ns, "cfg-configmap")
+		_, err := framework.GetBinding(ctx, world.Client(t), ns, "cfg-configmap")
 		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
 	})
 	waitGone(ctx, t, "member1", ns, "cfg")
 	apply(t, configMapYAML(ns, "cfg", "", "v2"))
 	waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v2")
 
-	world.Atoll(t, "sim", "fault", "--data-dir", world.DataDir, "member2", "start", "--wait", "2m")
-	started = true
+	start()
 	framework.Eventually(t, 90*time.Second, "member2's old copy replaced by the new version", func() (bool, string) {
 		cm := memberConfigMap(ctx, t, "member2", ns, "cfg")
 		if cm == nil {
@@ -725,7 +680,7 @@ func TestDependencyLeavesAfterItsWorkload(t *testing.T) {
 	policy := func(cluster string) string { return propagateDepsPolicyYAML(ns, "web", cluster) }
 	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "web-config", "", "v1")+"---\n"+deployment+"---\n"+policy("member1"))
 	waitConfigMap(ctx, t, "member1", ns, "web-config", "value", "v1")
-	m1 := member(t, "member1")
+	m1 := world.MemberClientset(t, "member1")
 	framework.Eventually(t, 60*time.Second, "Deployment web in member1", func() (bool, string) {
 		_, err := m1.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil, fmt.Sprintf("get: %v", err)
@@ -762,7 +717,7 @@ func TestUnrecordedCopyIsWithdrawn(t *testing.T) {
 	apply(t, namespaceYAML(ns)+"---\n"+configMapYAML(ns, "cfg", "", "v1")+"---\n"+
 		ppYAML(ns, "cfg", "", "name: cfg", "", "member1"))
 	wanted := waitConfigMap(ctx, t, "member1", ns, "cfg", "value", "v1")
-	rb, err := binding(ctx, t, ns, "cfg-configmap")
+	rb, err := framework.GetBinding(ctx, world.Client(t), ns, "cfg-configmap")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,48 +28,48 @@ func clusterRef(name string) *clusterv1alpha1.Cluster {
 
 func TestStaticWeightsHouseMonotonicity(t *testing.T) {
 	c := startScheduler(t)
-	createCluster(t, c, member("mono-1").Obj())
-	createCluster(t, c, member("mono-2").Obj())
+	createCluster(t, c, readyCluster("mono-1").Obj())
+	createCluster(t, c, readyCluster("mono-2").Obj())
 
 	rb := utiltesting.MakeBinding("mono-deployment", namespace).Resource("apps/v1", "Deployment", "mono").Replicas(7).
 		ResourceUID(types.UID("")).
 		Placement(utiltesting.MakePlacement().ClusterWeight("mono-1", 1).ClusterWeight("mono-2", 2).Obj()).Obj()
-	create(t, c, rb)
+	framework.CreateAndCleanup(t, c, rb)
 	waitScheduled(t, c, rb, "mono-1:2 mono-2:5")
 
 	// 7 → 8 never takes a replica away from a cluster.
-	update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 8 })
+	framework.Update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 8 })
 	waitScheduled(t, c, rb, "mono-1:3 mono-2:5")
 }
 
 func TestDynamicWeightsFollowCapacity(t *testing.T) {
 	c := startScheduler(t)
 	// 6, 12 and 18 replicas of one CPU fit.
-	createCluster(t, c, member("dyn-1").ResourceSummary(rl{"cpu": "8", "pods": "110"}, rl{"cpu": "2"}).Obj())
-	createCluster(t, c, member("dyn-2").ResourceSummary(rl{"cpu": "12", "pods": "110"}, nil).Obj())
-	createCluster(t, c, member("dyn-3").ResourceSummary(rl{"cpu": "18", "pods": "110"}, nil).Obj())
+	createCluster(t, c, readyCluster("dyn-1").ResourceSummary(rl{"cpu": "8", "pods": "110"}, rl{"cpu": "2"}).Obj())
+	createCluster(t, c, readyCluster("dyn-2").ResourceSummary(rl{"cpu": "12", "pods": "110"}, nil).Obj())
+	createCluster(t, c, readyCluster("dyn-3").ResourceSummary(rl{"cpu": "18", "pods": "110"}, nil).Obj())
 	// A static binding over the same clusters, which summary changes must
 	// not touch.
 	static := utiltesting.MakeBinding("dyn-static-deployment", namespace).Resource("apps/v1", "Deployment", "dyn-static").Replicas(3).
 		Placement(utiltesting.MakePlacement().ClusterNames("dyn-1", "dyn-2", "dyn-3").Divided("").Obj()).Obj()
-	create(t, c, static)
+	framework.CreateAndCleanup(t, c, static)
 	waitScheduled(t, c, static, "dyn-1:1 dyn-2:1 dyn-3:1")
 
 	rb := utiltesting.MakeBinding("dyn-deployment", namespace).Resource("apps/v1", "Deployment", "dyn").Replicas(12).
 		ResourceRequest(rl{"cpu": "1"}).
 		Placement(utiltesting.MakePlacement().ClusterNames("dyn-1", "dyn-2", "dyn-3").DynamicWeight().Obj()).Obj()
-	create(t, c, rb)
+	framework.CreateAndCleanup(t, c, rb)
 	waitScheduled(t, c, rb, "dyn-1:2 dyn-2:4 dyn-3:6")
 
 	// Steady scale up: 6 more by available replicas (6/12/18) onto the result.
-	update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 18 })
+	framework.Update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 18 })
 	waitScheduled(t, c, rb, "dyn-1:3 dyn-2:6 dyn-3:9")
 	// Scale down in proportion to the previous result.
-	update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 6 })
+	framework.Update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 6 })
 	waitScheduled(t, c, rb, "dyn-1:1 dyn-2:2 dyn-3:3")
 
 	// More than the clusters hold: Unschedulable, the result is kept.
-	update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 50 })
+	framework.Update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 50 })
 	waitUnschedulable(t, c, rb, workv1alpha2.BindingReasonUnschedulable,
 		"3/3 clusters are available: ReplicaAssignment: clusters have 36 available replicas in total, 44 needed.")
 	if spec, _ := bindingState(rb); formatTargets(spec.Clusters) != "dyn-1:1 dyn-2:2 dyn-3:3" {
@@ -88,7 +88,7 @@ func TestDynamicWeightsFollowCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitScheduled(t, c, rb, "dyn-1:5 dyn-2:10 dyn-3:35")
-	consistently(t, 2*time.Second, "static binding unchanged", func() (bool, string) {
+	framework.Consistently(t, 2*time.Second, "static binding unchanged", func() (bool, string) {
 		if err := c.Get(framework.Context(t, timeout), client.ObjectKeyFromObject(static), static); err != nil {
 			return false, err.Error()
 		}
@@ -98,65 +98,65 @@ func TestDynamicWeightsFollowCapacity(t *testing.T) {
 
 func TestAggregated(t *testing.T) {
 	c := startScheduler(t)
-	createCluster(t, c, member("agg-1").ResourceSummary(rl{"cpu": "4"}, nil).Obj())
-	createCluster(t, c, member("agg-2").ResourceSummary(rl{"cpu": "10"}, nil).Obj())
+	createCluster(t, c, readyCluster("agg-1").ResourceSummary(rl{"cpu": "4"}, nil).Obj())
+	createCluster(t, c, readyCluster("agg-2").ResourceSummary(rl{"cpu": "10"}, nil).Obj())
 	rb := utiltesting.MakeBinding("agg-deployment", namespace).Resource("apps/v1", "Deployment", "agg").Replicas(8).
 		ResourceRequest(rl{"cpu": "1"}).
 		Placement(utiltesting.MakePlacement().ClusterNames("agg-1", "agg-2").Divided(policyv1alpha1.ReplicaDivisionPreferenceAggregated).Obj()).Obj()
-	create(t, c, rb)
+	framework.CreateAndCleanup(t, c, rb)
 	waitScheduled(t, c, rb, "agg-2:8")
 	// 4 more do not fit in agg-2's remaining 10: the largest-first prefix
 	// is agg-2 (holding replicas) then agg-1, split 10:4.
-	update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 20 })
+	framework.Update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 20 })
 	waitScheduled(t, c, rb, "agg-1:3 agg-2:17")
 }
 
 func TestSpreadConstraints(t *testing.T) {
 	c := startScheduler(t)
 	sel := map[string]string{"suite": "spread"}
-	createCluster(t, c, member("sp-1").Label("suite", "spread").Label("team", "red").Region("east").Zones("east-a").Obj())
-	createCluster(t, c, member("sp-2").Label("suite", "spread").Label("team", "red").Region("east").Zones("east-b").Obj())
-	createCluster(t, c, member("sp-3").Label("suite", "spread").Label("team", "blue").Region("west").Zones("west-a").Obj())
+	createCluster(t, c, readyCluster("sp-1").Label("suite", "spread").Label("team", "red").Region("east").Zones("east-a").Obj())
+	createCluster(t, c, readyCluster("sp-2").Label("suite", "spread").Label("team", "red").Region("east").Zones("east-b").Obj())
+	createCluster(t, c, readyCluster("sp-3").Label("suite", "spread").Label("team", "blue").Region("west").Zones("west-a").Obj())
 
 	byRegion := utiltesting.MakeBinding("sp-region-deployment", namespace).Resource("apps/v1", "Deployment", "sp-region").Replicas(2).
 		Placement(utiltesting.MakePlacement().MatchLabels(sel).
 			SpreadBy(policyv1alpha1.SpreadByFieldRegion, 2, 2).SpreadBy(policyv1alpha1.SpreadByFieldCluster, 1, 2).Obj()).Obj()
-	create(t, c, byRegion)
+	framework.CreateAndCleanup(t, c, byRegion)
 	waitScheduled(t, c, byRegion, "sp-1:2 sp-3:2")
 
 	byZone := utiltesting.MakeBinding("sp-zone-deployment", namespace).Resource("apps/v1", "Deployment", "sp-zone").Replicas(4).
 		Placement(utiltesting.MakePlacement().MatchLabels(sel).Divided("").
 			SpreadBy(policyv1alpha1.SpreadByFieldZone, 2, 2).SpreadBy(policyv1alpha1.SpreadByFieldCluster, 1, 0).Obj()).Obj()
-	create(t, c, byZone)
+	framework.CreateAndCleanup(t, c, byZone)
 	waitScheduled(t, c, byZone, "sp-1:2 sp-2:2")
 
 	byLabel := utiltesting.MakeBinding("sp-label-deployment", namespace).Resource("apps/v1", "Deployment", "sp-label").Replicas(1).
 		Placement(utiltesting.MakePlacement().MatchLabels(sel).
 			SpreadByLabel("team", 2, 2).SpreadBy(policyv1alpha1.SpreadByFieldCluster, 1, 2).Obj()).Obj()
-	create(t, c, byLabel)
+	framework.CreateAndCleanup(t, c, byLabel)
 	waitScheduled(t, c, byLabel, "sp-1:1 sp-3:1")
 
 	// Three regions wanted, two exist: Unschedulable until a third appears.
 	three := utiltesting.MakeBinding("sp-three-deployment", namespace).Resource("apps/v1", "Deployment", "sp-three").Replicas(1).
 		Placement(utiltesting.MakePlacement().MatchLabels(sel).SpreadBy(policyv1alpha1.SpreadByFieldRegion, 3, 0).
 			SpreadBy(policyv1alpha1.SpreadByFieldCluster, 1, 0).Obj()).Obj()
-	create(t, c, three)
+	framework.CreateAndCleanup(t, c, three)
 	waitUnschedulable(t, c, three, workv1alpha2.BindingReasonUnschedulable,
 		"3/3 clusters are available: SpreadConstraint: spread constraint region: minGroups 3 but only 2 regions have feasible clusters.")
-	createCluster(t, c, member("sp-4").Label("suite", "spread").Region("north").Zones("north-a").Obj())
+	createCluster(t, c, readyCluster("sp-4").Label("suite", "spread").Region("north").Zones("north-a").Obj())
 	waitScheduled(t, c, three, "sp-1:1 sp-2:1 sp-3:1 sp-4:1")
 }
 
 func TestAffinityTiers(t *testing.T) {
 	c := startScheduler(t)
-	createCluster(t, c, member("tier-1").Label("tier", "primary").Taint("maintenance", "", corev1.TaintEffectNoSchedule).Obj())
-	createCluster(t, c, member("tier-2").Label("tier", "backup").Obj())
+	createCluster(t, c, readyCluster("tier-1").Label("tier", "primary").Taint("maintenance", "", corev1.TaintEffectNoSchedule).Obj())
+	createCluster(t, c, readyCluster("tier-2").Label("tier", "backup").Obj())
 
 	rb := utiltesting.MakeBinding("tier-deployment", namespace).Resource("apps/v1", "Deployment", "tier").Replicas(2).
 		Placement(utiltesting.MakePlacement().
 			AffinityTerm("primary", policyv1alpha1.ClusterAffinity{ClusterNames: []string{"tier-1"}}).
 			AffinityTerm("backup", policyv1alpha1.ClusterAffinity{ClusterNames: []string{"tier-2"}}).Obj()).Obj()
-	create(t, c, rb)
+	framework.CreateAndCleanup(t, c, rb)
 	waitScheduled(t, c, rb, "tier-2:2")
 	if _, status := bindingState(rb); status.SchedulerObservedAffinityName != "backup" {
 		t.Fatalf("schedulerObservingAffinityName = %q, want backup", status.SchedulerObservedAffinityName)
@@ -166,20 +166,20 @@ func TestAffinityTiers(t *testing.T) {
 	// evicting is failover's decision (tolerationSeconds, pacing, never the
 	// last copy), not the scheduler's. A new binding fits neither tier,
 	// and the message names both terms.
-	update(t, c, clusterRef("tier-2"), func(cl *clusterv1alpha1.Cluster) {
+	framework.Update(t, c, clusterRef("tier-2"), func(cl *clusterv1alpha1.Cluster) {
 		cl.Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}}
 	})
 	late := utiltesting.MakeBinding("tier-late-deployment", namespace).Resource("apps/v1", "Deployment", "tier-late").Replicas(2).
 		Placement(rb.Spec.Placement.DeepCopy()).Obj()
-	create(t, c, late)
+	framework.CreateAndCleanup(t, c, late)
 	waitUnschedulable(t, c, late, workv1alpha2.BindingReasonNoClusterFit,
 		`no clusterAffinities term fits: term "primary": 0/2 clusters are available: 1 cluster(s) did not match clusterAffinities term "primary", 1 cluster(s) had untolerated taint {maintenance: NoSchedule}; term "backup": 0/2 clusters are available: 1 cluster(s) did not match clusterAffinities term "backup", 1 cluster(s) had untolerated taint {maintenance: NoExecute}.`)
 	waitScheduled(t, c, rb, "tier-2:2")
 
 	// The first tier's cluster recovers; a fresh reschedule starts from the
 	// first term again.
-	update(t, c, clusterRef("tier-1"), func(cl *clusterv1alpha1.Cluster) { cl.Spec.Taints = nil })
-	update(t, c, rb, func(b *workv1alpha2.ResourceBinding) {
+	framework.Update(t, c, clusterRef("tier-1"), func(cl *clusterv1alpha1.Cluster) { cl.Spec.Taints = nil })
+	framework.Update(t, c, rb, func(b *workv1alpha2.ResourceBinding) {
 		now := metavNow()
 		b.Spec.RescheduleTriggeredAt = &now
 	})

@@ -1,7 +1,6 @@
 package detector
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
@@ -28,121 +28,33 @@ const timeout = 30 * time.Second
 
 // Builders.
 
-func newNamespace(name string) *corev1.Namespace {
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-}
-
-func selector(apiVersion, kind string) policyv1alpha1.ResourceSelector {
-	return policyv1alpha1.ResourceSelector{APIVersion: apiVersion, Kind: kind}
-}
-
-func named(s policyv1alpha1.ResourceSelector, name string) policyv1alpha1.ResourceSelector {
-	s.Name = name
-	return s
-}
-
-func labelled(s policyv1alpha1.ResourceSelector, labels map[string]string) policyv1alpha1.ResourceSelector {
-	s.LabelSelector = &metav1.LabelSelector{MatchLabels: labels}
-	return s
-}
-
-func inNamespace(s policyv1alpha1.ResourceSelector, ns string) policyv1alpha1.ResourceSelector {
-	s.Namespace = ns
-	return s
-}
-
-func clusters(names ...string) policyv1alpha1.Placement {
-	return policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: names}}
-}
-
-func newPP(ns, name string, priority int32, selectors ...policyv1alpha1.ResourceSelector) *policyv1alpha1.PropagationPolicy {
-	return &policyv1alpha1.PropagationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: selectors, Priority: &priority,
-			Placement: clusters("member1")},
-	}
-}
-
-func newCPP(name string, priority int32, selectors ...policyv1alpha1.ResourceSelector) *policyv1alpha1.ClusterPropagationPolicy {
-	return &policyv1alpha1.ClusterPropagationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: selectors, Priority: &priority,
-			Placement: clusters("member1")},
-	}
+// newPolicy starts a policy ns/name (a ClusterPropagationPolicy with
+// ClusterObj) of priority, placed on member1.
+func newPolicy(ns, name string, priority int32) *utiltesting.PropagationPolicyWrapper {
+	return utiltesting.MakePropagationPolicy(name, ns).Priority(priority).ClusterNames("member1")
 }
 
 func newConfigMap(ns, name string, labels map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Data:       map[string]string{"key": "value"},
-	}
+	return utiltesting.MakeConfigMap(name, ns).Labels(labels).Data("key", "value").Obj()
 }
 
+// newDeployment is a Deployment labelled labels whose pods run nginx
+// (100m CPU, 128Mi) and a sidecar (50m CPU).
 func newDeployment(ns, name string, replicas int32, labels map[string]string) *appsv1.Deployment {
-	sel := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: sel},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{
-					{Name: "nginx", Image: "nginx:1.27", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi"),
-					}}},
-					{Name: "sidecar", Image: "busybox", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceCPU: resource.MustParse("50m"),
-					}}},
-				}},
-			},
-		},
-	}
+	d := utiltesting.MakeDeployment(name, ns).Replicas(replicas).
+		Container("nginx", "nginx:1.27").Request(corev1.ResourceCPU, "100m").Request(corev1.ResourceMemory, "128Mi").
+		AddContainer("sidecar", "busybox").Request(corev1.ResourceCPU, "50m").Obj()
+	d.Labels = labels
+	return d
 }
 
 // Helpers.
-
-func create(t *testing.T, c client.Client, objs ...client.Object) {
-	t.Helper()
-	for _, obj := range objs {
-		if err := c.Create(framework.Context(t, timeout), obj); err != nil {
-			t.Fatalf("creating %T %s: %v", obj, client.ObjectKeyFromObject(obj), err)
-		}
-	}
-}
 
 func deleteObj(t *testing.T, c client.Client, obj client.Object) {
 	t.Helper()
 	if err := c.Delete(framework.Context(t, timeout), obj); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatalf("deleting %T %s: %v", obj, client.ObjectKeyFromObject(obj), err)
 	}
-}
-
-// cleanup deletes cluster-wide objects when the test ends, so they do not
-// affect other tests.
-func cleanup(t *testing.T, c client.Client, objs ...client.Object) {
-	t.Cleanup(func() {
-		for _, obj := range objs {
-			if err := c.Delete(context.Background(), obj); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("deleting %T %s: %v", obj, client.ObjectKeyFromObject(obj), err)
-			}
-		}
-	})
-}
-
-func update(t *testing.T, c client.Client, obj client.Object, change func()) {
-	t.Helper()
-	ctx := framework.Context(t, timeout)
-	framework.Eventually(t, timeout, "updating "+client.ObjectKeyFromObject(obj).String(), func() (bool, string) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return false, err.Error()
-		}
-		change()
-		if err := c.Update(ctx, obj); err != nil {
-			return false, err.Error()
-		}
-		return true, ""
-	})
 }
 
 // waitPolicyID waits for the detector to label a policy with its permanent
@@ -168,9 +80,7 @@ func waitPolicyID(t *testing.T, c client.Client, obj client.Object) string {
 }
 
 func getRB(t *testing.T, c client.Client, ns, name string) (*workv1alpha2.ResourceBinding, error) {
-	rb := &workv1alpha2.ResourceBinding{}
-	err := c.Get(framework.Context(t, timeout), types.NamespacedName{Namespace: ns, Name: name}, rb)
-	return rb, err
+	return framework.GetBinding(framework.Context(t, timeout), c, ns, name)
 }
 
 // waitRB waits until the ResourceBinding exists and ok accepts it.
@@ -241,21 +151,16 @@ func TestDeploymentSelectedByName(t *testing.T) {
 	startDetector(t)
 	c := cp.Client(t)
 	ns := namespace(t, c)
-	pp := newPP(ns, "nginx-pp", 0, named(selector("apps/v1", "Deployment"), "nginx"))
-	pp.Spec.Placement = policyv1alpha1.Placement{
-		ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
-		ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
-			ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
-			ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
-		},
-	}
+	pp := newPolicy(ns, "nginx-pp", 0).Select("apps/v1", "Deployment", "nginx").Obj()
+	pp.Spec.Placement = *utiltesting.MakePlacement().ClusterNames("member1", "member2").
+		Divided(policyv1alpha1.ReplicaDivisionPreferenceWeighted).Obj()
 	pp.Spec.PropagateDeps = true
 	pp.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
-	create(t, c, pp)
+	framework.Create(t, c, pp)
 	ppID := waitPolicyID(t, c, pp)
 
 	dep := newDeployment(ns, "nginx", 3, nil)
-	create(t, c, dep)
+	framework.Create(t, c, dep)
 	rb := waitClaimedBy(t, c, ns, "nginx-deployment", policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID)
 
 	if err := c.Get(framework.Context(t, timeout), client.ObjectKeyFromObject(dep), dep); err != nil {
@@ -302,7 +207,7 @@ func TestDeploymentSelectedByName(t *testing.T) {
 	}
 
 	// A replica change reaches the binding, with the new resourceVersion.
-	update(t, c, dep, func() { dep.Spec.Replicas = new(int32(5)) })
+	framework.Update(t, c, dep, func(dep *appsv1.Deployment) { dep.Spec.Replicas = new(int32(5)) })
 	rb = waitRB(t, c, ns, "nginx-deployment", func(rb *workv1alpha2.ResourceBinding) (bool, string) {
 		return rb.Spec.Replicas == 5, fmt.Sprintf("replicas %d", rb.Spec.Replicas)
 	})
@@ -342,13 +247,13 @@ func TestConfigMapSelectedByLabel(t *testing.T) {
 	startDetector(t)
 	c := cp.Client(t)
 	ns := namespace(t, c)
-	pp := newPP(ns, "web-pp", 0, labelled(selector("v1", "ConfigMap"), map[string]string{"app": "web"}))
-	create(t, c, pp)
+	pp := newPolicy(ns, "web-pp", 0).SelectLabels("v1", "ConfigMap", map[string]string{"app": "web"}).Obj()
+	framework.Create(t, c, pp)
 	ppID := waitPolicyID(t, c, pp)
 
 	web := newConfigMap(ns, "web-config", map[string]string{"app": "web"})
 	other := newConfigMap(ns, "other-config", map[string]string{"app": "db"})
-	create(t, c, other, web)
+	framework.Create(t, c, other, web)
 	rb := waitClaimedBy(t, c, ns, "web-config-configmap", policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID)
 	if rb.Spec.Replicas != 0 || rb.Spec.ReplicaRequirements != nil {
 		t.Errorf("ConfigMap binding has replicas %d, requirements %v; want none", rb.Spec.Replicas, rb.Spec.ReplicaRequirements)
@@ -374,7 +279,7 @@ func TestConfigMapSelectedByLabel(t *testing.T) {
 	})
 
 	// The template stops matching: the claim goes, the binding is released.
-	update(t, c, web, func() { web.Labels["app"] = "api" })
+	framework.Update(t, c, web, func(web *corev1.ConfigMap) { web.Labels["app"] = "api" })
 	waitReleased(t, c, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config-configmap"}})
 	waitTemplateLabel(t, c, web, policyv1alpha1.PropagationPolicyPermanentIDLabel, "")
 	if _, ok := web.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation]; ok {
@@ -389,11 +294,11 @@ func TestClusterRoleByClusterPolicy(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "det-e2e-reader"},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}}},
 	}
-	cpp := newCPP("det-e2e-clusterrole", 0, named(selector("rbac.authorization.k8s.io/v1", "ClusterRole"), role.Name))
-	cleanup(t, c, cpp, role)
-	create(t, c, cpp)
+	cpp := newPolicy("", "det-e2e-clusterrole", 0).Select("rbac.authorization.k8s.io/v1", "ClusterRole", role.Name).ClusterObj()
+	framework.DeleteOnCleanup(t, c, cpp, role)
+	framework.Create(t, c, cpp)
 	cppID := waitPolicyID(t, c, cpp)
-	create(t, c, role)
+	framework.Create(t, c, role)
 
 	crb := &workv1alpha2.ClusterResourceBinding{}
 	framework.Eventually(t, timeout, "ClusterResourceBinding", func() (bool, string) {
@@ -436,13 +341,14 @@ func TestPropagationPolicyBeatsClusterPolicy(t *testing.T) {
 	// The ClusterPropagationPolicy has the higher priority and the more
 	// specific selector, and sorts first by name: the PropagationPolicy
 	// still wins.
-	cpp := newCPP("det-e2e-aaa", 100, inNamespace(named(selector("apps/v1", "Deployment"), "web"), ns))
-	pp := newPP(ns, "zzz", 0, selector("apps/v1", "Deployment"))
-	cleanup(t, c, cpp)
-	create(t, c, cpp, pp)
+	cpp := newPolicy("", "det-e2e-aaa", 100).
+		Selector(policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web"}).ClusterObj()
+	pp := newPolicy(ns, "zzz", 0).Select("apps/v1", "Deployment", "").Obj()
+	framework.DeleteOnCleanup(t, c, cpp)
+	framework.Create(t, c, cpp, pp)
 	cppID, ppID := waitPolicyID(t, c, cpp), waitPolicyID(t, c, pp)
 	dep := newDeployment(ns, "web", 1, nil)
-	create(t, c, dep)
+	framework.Create(t, c, dep)
 	rb := waitClaimedBy(t, c, ns, "web-deployment", policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID)
 	if id, ok := rb.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel]; ok {
 		t.Errorf("binding also carries the ClusterPropagationPolicy claim %q", id)
@@ -463,21 +369,22 @@ func TestNoPreemption(t *testing.T) {
 	startDetector(t)
 	c := cp.Client(t)
 	ns := namespace(t, c)
-	cpp := newCPP("det-e2e-nopreempt", 0, inNamespace(named(selector("v1", "ConfigMap"), "cfg"), ns))
-	cleanup(t, c, cpp)
-	create(t, c, cpp)
+	cpp := newPolicy("", "det-e2e-nopreempt", 0).
+		Selector(policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "cfg"}).ClusterObj()
+	framework.DeleteOnCleanup(t, c, cpp)
+	framework.Create(t, c, cpp)
 	cppID := waitPolicyID(t, c, cpp)
-	create(t, c, newConfigMap(ns, "cfg", nil))
+	framework.Create(t, c, newConfigMap(ns, "cfg", nil))
 	waitClaimedBy(t, c, ns, "cfg-configmap", policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel, cppID)
 
 	// A PropagationPolicy that would win for an unclaimed template does not
 	// take a claimed one over.
-	before := metricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"})
-	pp := newPP(ns, "late", 10, named(selector("v1", "ConfigMap"), "cfg"))
-	create(t, c, pp)
+	before := framework.MetricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"})
+	pp := newPolicy(ns, "late", 10).Select("v1", "ConfigMap", "cfg").Obj()
+	framework.Create(t, c, pp)
 	waitPolicyID(t, c, pp)
 	framework.Eventually(t, timeout, "the template to be re-evaluated", func() (bool, string) {
-		n := metricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"})
+		n := framework.MetricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"})
 		return n > before, fmt.Sprintf("template reconciles %v", n)
 	})
 	waitIdle(t)
@@ -495,12 +402,12 @@ func TestExplicitPriority(t *testing.T) {
 	c := cp.Client(t)
 	ns := namespace(t, c)
 	api := map[string]string{"app": "api"}
-	low := newPP(ns, "a-low", 1, named(selector("apps/v1", "Deployment"), "api"))
-	high := newPP(ns, "z-high", 5, labelled(selector("apps/v1", "Deployment"), api))
-	create(t, c, low, high)
+	low := newPolicy(ns, "a-low", 1).Select("apps/v1", "Deployment", "api").Obj()
+	high := newPolicy(ns, "z-high", 5).SelectLabels("apps/v1", "Deployment", api).Obj()
+	framework.Create(t, c, low, high)
 	waitPolicyID(t, c, low)
 	highID := waitPolicyID(t, c, high)
-	create(t, c, newDeployment(ns, "api", 1, api))
+	framework.Create(t, c, newDeployment(ns, "api", 1, api))
 	waitClaimedBy(t, c, ns, "api-deployment", policyv1alpha1.PropagationPolicyPermanentIDLabel, highID)
 }
 
@@ -509,15 +416,15 @@ func TestImplicitPriority(t *testing.T) {
 	c := cp.Client(t)
 	ns := namespace(t, c)
 	tier := map[string]string{"tier": "x"}
-	kind := newPP(ns, "a-kind", 0, selector("v1", "ConfigMap"))
-	label := newPP(ns, "b-label", 0, labelled(selector("v1", "ConfigMap"), tier))
-	name := newPP(ns, "c-name", 0, named(selector("v1", "ConfigMap"), "one"))
-	create(t, c, kind, label, name)
+	kind := newPolicy(ns, "a-kind", 0).Select("v1", "ConfigMap", "").Obj()
+	label := newPolicy(ns, "b-label", 0).SelectLabels("v1", "ConfigMap", tier).Obj()
+	name := newPolicy(ns, "c-name", 0).Select("v1", "ConfigMap", "one").Obj()
+	framework.Create(t, c, kind, label, name)
 	ids := map[string]string{}
 	for _, p := range []*policyv1alpha1.PropagationPolicy{kind, label, name} {
 		ids[p.Name] = waitPolicyID(t, c, p)
 	}
-	create(t, c, newConfigMap(ns, "one", tier), newConfigMap(ns, "two", tier), newConfigMap(ns, "three", nil))
+	framework.Create(t, c, newConfigMap(ns, "one", tier), newConfigMap(ns, "two", tier), newConfigMap(ns, "three", nil))
 	for cm, want := range map[string]string{"one": "c-name", "two": "b-label", "three": "a-kind"} {
 		rb := waitClaimedBy(t, c, ns, cm+"-configmap", policyv1alpha1.PropagationPolicyPermanentIDLabel, ids[want])
 		if got := rb.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation]; got != want {
@@ -530,19 +437,19 @@ func TestPolicyUpdate(t *testing.T) {
 	startDetector(t)
 	c := cp.Client(t)
 	ns := namespace(t, c)
-	pp := newPP(ns, "pp", 0, named(selector("v1", "ConfigMap"), "cfg"))
-	create(t, c, pp)
+	pp := newPolicy(ns, "pp", 0).Select("v1", "ConfigMap", "cfg").Obj()
+	framework.Create(t, c, pp)
 	ppID := waitPolicyID(t, c, pp)
-	create(t, c, newConfigMap(ns, "cfg", nil))
+	framework.Create(t, c, newConfigMap(ns, "cfg", nil))
 	rb := waitClaimedBy(t, c, ns, "cfg-configmap", policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID)
 	waitIdle(t)
 
 	// A policy change that changes nothing in the binding re-evaluates the
 	// template and writes nothing.
-	before, reconciled := writes(t), metricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"})
-	update(t, c, pp, func() { pp.Spec.Priority = new(int32(3)) })
+	before, reconciled := writes(t), framework.MetricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"})
+	framework.Update(t, c, pp, func(pp *policyv1alpha1.PropagationPolicy) { pp.Spec.Priority = new(int32(3)) })
 	framework.Eventually(t, timeout, "the template to be re-evaluated", func() (bool, string) {
-		n := metricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"})
+		n := framework.MetricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"})
 		return n > reconciled, fmt.Sprintf("template reconciles %v", n)
 	})
 	waitIdle(t)
@@ -554,7 +461,9 @@ func TestPolicyUpdate(t *testing.T) {
 	}
 
 	// A placement change reaches the binding.
-	update(t, c, pp, func() { pp.Spec.Placement = clusters("member1", "member2") })
+	framework.Update(t, c, pp, func(pp *policyv1alpha1.PropagationPolicy) {
+		pp.Spec.Placement = *utiltesting.MakePlacement().ClusterNames("member1", "member2").Obj()
+	})
 	waitRB(t, c, ns, "cfg-configmap", func(rb *workv1alpha2.ResourceBinding) (bool, string) {
 		got := rb.Spec.Placement.ClusterAffinity.ClusterNames
 		return cmp.Equal(got, []string{"member1", "member2"}), fmt.Sprintf("clusterNames %v", got)
@@ -565,12 +474,12 @@ func TestLazyActivation(t *testing.T) {
 	stop := startDetector(t)
 	c := cp.Client(t)
 	ns := namespace(t, c)
-	pp := newPP(ns, "lazy", 0, named(selector("v1", "ConfigMap"), "cfg"))
+	pp := newPolicy(ns, "lazy", 0).Select("v1", "ConfigMap", "cfg").Obj()
 	pp.Spec.ActivationPreference = policyv1alpha1.LazyActivation
-	create(t, c, pp)
+	framework.Create(t, c, pp)
 	ppID := waitPolicyID(t, c, pp)
 	cm := newConfigMap(ns, "cfg", nil)
-	create(t, c, cm)
+	framework.Create(t, c, cm)
 	waitClaimedBy(t, c, ns, "cfg-configmap", policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID)
 
 	placementOf := func() []string {
@@ -580,7 +489,9 @@ func TestLazyActivation(t *testing.T) {
 		}
 		return rb.Spec.Placement.ClusterAffinity.ClusterNames
 	}
-	update(t, c, pp, func() { pp.Spec.Placement = clusters("member2") })
+	framework.Update(t, c, pp, func(pp *policyv1alpha1.PropagationPolicy) {
+		pp.Spec.Placement = *utiltesting.MakePlacement().ClusterNames("member2").Obj()
+	})
 	time.Sleep(2 * time.Second)
 	waitIdle(t)
 	if got := placementOf(); !cmp.Equal(got, []string{"member1"}) {
@@ -595,7 +506,7 @@ func TestLazyActivation(t *testing.T) {
 	}
 
 	// The template changes: now the policy change applies.
-	update(t, c, cm, func() { cm.Data["key"] = "new" })
+	framework.Update(t, c, cm, func(cm *corev1.ConfigMap) { cm.Data["key"] = "new" })
 	waitRB(t, c, ns, "cfg-configmap", func(rb *workv1alpha2.ResourceBinding) (bool, string) {
 		got := rb.Spec.Placement.ClusterAffinity.ClusterNames
 		return cmp.Equal(got, []string{"member2"}), fmt.Sprintf("clusterNames %v", got)
@@ -606,11 +517,11 @@ func TestPolicyDeleted(t *testing.T) {
 	startDetector(t)
 	c := cp.Client(t)
 	ns := namespace(t, c)
-	pp := newPP(ns, "pp", 0, selector("v1", "ConfigMap"))
-	create(t, c, pp)
+	pp := newPolicy(ns, "pp", 0).Select("v1", "ConfigMap", "").Obj()
+	framework.Create(t, c, pp)
 	ppID := waitPolicyID(t, c, pp)
 	cm := newConfigMap(ns, "cfg", nil)
-	create(t, c, cm)
+	framework.Create(t, c, cm)
 	waitClaimedBy(t, c, ns, "cfg-configmap", policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID)
 	waitTemplateLabel(t, c, cm, policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID)
 
@@ -642,14 +553,14 @@ func TestCRDCreatedAfterStart(t *testing.T) {
 			}},
 		},
 	}
-	cleanup(t, c, crd)
+	framework.DeleteOnCleanup(t, c, crd)
 	scheme := c.Scheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	create(t, c, crd)
-	pp := newPP(ns, "widgets", 0, named(selector("det-e2e.example.com/v1", "Widget"), "w1"))
-	create(t, c, pp)
+	framework.Create(t, c, crd)
+	pp := newPolicy(ns, "widgets", 0).Select("det-e2e.example.com/v1", "Widget", "w1").Obj()
+	framework.Create(t, c, pp)
 	ppID := waitPolicyID(t, c, pp)
 	w := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "det-e2e.example.com/v1", "kind": "Widget",
@@ -670,16 +581,16 @@ func TestSkippedNamespace(t *testing.T) {
 	startDetector(t)
 	c := cp.Client(t)
 	ns := namespace(t, c)
-	sys := newPP("kube-system", "det-e2e-skip", 0, named(selector("v1", "ConfigMap"), "det-e2e-skip"))
-	sentinel := newPP(ns, "sentinel", 0, named(selector("v1", "ConfigMap"), "det-e2e-skip"))
+	sys := newPolicy("kube-system", "det-e2e-skip", 0).Select("v1", "ConfigMap", "det-e2e-skip").Obj()
+	sentinel := newPolicy(ns, "sentinel", 0).Select("v1", "ConfigMap", "det-e2e-skip").Obj()
 	skippedCM := newConfigMap("kube-system", "det-e2e-skip", nil)
-	cleanup(t, c, sys, skippedCM)
-	create(t, c, sys, sentinel)
+	framework.DeleteOnCleanup(t, c, sys, skippedCM)
+	framework.Create(t, c, sys, sentinel)
 	waitPolicyID(t, c, sys)
 	sentinelID := waitPolicyID(t, c, sentinel)
 	// The same template in a normal namespace, created after the skipped
 	// one, is bound: by then the detector has seen the skipped one.
-	create(t, c, skippedCM, newConfigMap(ns, "det-e2e-skip", nil))
+	framework.Create(t, c, skippedCM, newConfigMap(ns, "det-e2e-skip", nil))
 	waitClaimedBy(t, c, ns, "det-e2e-skip-configmap", policyv1alpha1.PropagationPolicyPermanentIDLabel, sentinelID)
 	waitIdle(t)
 	if _, err := getRB(t, c, "kube-system", "det-e2e-skip-configmap"); !apierrors.IsNotFound(err) {
@@ -697,11 +608,11 @@ func TestRestartWritesNothing(t *testing.T) {
 	stop := startDetector(t)
 	c := cp.Client(t)
 	ns := namespace(t, c)
-	pp := newPP(ns, "pp", 0, selector("apps/v1", "Deployment"), selector("v1", "ConfigMap"))
-	create(t, c, pp)
+	pp := newPolicy(ns, "pp", 0).Select("apps/v1", "Deployment", "").Select("v1", "ConfigMap", "").Obj()
+	framework.Create(t, c, pp)
 	ppID := waitPolicyID(t, c, pp)
 	dep := newDeployment(ns, "app", 2, nil)
-	create(t, c, dep, newConfigMap(ns, "cfg", nil))
+	framework.Create(t, c, dep, newConfigMap(ns, "cfg", nil))
 	rbs := map[string]*workv1alpha2.ResourceBinding{
 		"app-deployment": waitClaimedBy(t, c, ns, "app-deployment", policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID),
 		"cfg-configmap":  waitClaimedBy(t, c, ns, "cfg-configmap", policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID),
@@ -720,10 +631,10 @@ func TestRestartWritesNothing(t *testing.T) {
 	}
 
 	before := writes(t)
-	reconciled := metricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"})
+	reconciled := framework.MetricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"})
 	startDetector(t)
 	waitIdle(t)
-	if n := metricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"}); n <= reconciled {
+	if n := framework.MetricValue(t, "atoll_detector_reconciles_total", map[string]string{"kind": "template"}); n <= reconciled {
 		t.Fatalf("the restarted detector reconciled no templates (%v)", n)
 	}
 	if after := writes(t); after != before {

@@ -16,17 +16,10 @@ import (
 	"github.com/atoll-dev/atoll/test/framework"
 )
 
-// member is a Ready cluster serving Deployments and Namespaces.
-func member(name string) *utiltesting.ClusterWrapper {
-	return utiltesting.MakeCluster(name).Ready().
-		APIEnablement("v1", "ConfigMap", "Namespace").
-		APIEnablement("apps/v1", "Deployment")
-}
-
 func TestDuplicatedAndAPIEnablement(t *testing.T) {
 	c := startScheduler(t)
 	for _, cl := range []*clusterv1alpha1.Cluster{
-		member("dup-1").Obj(), member("dup-2").Obj(), member("dup-3").Obj(),
+		readyCluster("dup-1").Obj(), readyCluster("dup-2").Obj(), readyCluster("dup-3").Obj(),
 		// Reports its APIs, without apps/v1: no Deployments.
 		utiltesting.MakeCluster("dup-4").Ready().APIEnablement("v1", "ConfigMap", "Namespace").Obj(),
 		// Has not reported its APIs yet: kept.
@@ -37,34 +30,34 @@ func TestDuplicatedAndAPIEnablement(t *testing.T) {
 
 	// No placement: every cluster, Duplicated.
 	rb := utiltesting.MakeBinding("web-deployment", namespace).Resource("apps/v1", "Deployment", "web").Replicas(3).Obj()
-	create(t, c, rb)
+	framework.CreateAndCleanup(t, c, rb)
 	waitScheduled(t, c, rb, "dup-1:3 dup-2:3 dup-3:3 dup-5:3")
 
 	// A cluster-scoped template, explicitly Duplicated, not a workload.
 	crb := utiltesting.MakeBinding("team-a-namespace", "").Resource("v1", "Namespace", "team-a").
 		Placement(utiltesting.MakePlacement().Duplicated().Obj()).ClusterObj()
-	create(t, c, crb)
+	framework.CreateAndCleanup(t, c, crb)
 	waitScheduled(t, c, crb, "dup-1:0 dup-2:0 dup-3:0 dup-4:0 dup-5:0")
 
 	// Scaling updates every copy.
-	update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 5 })
+	framework.Update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 5 })
 	waitScheduled(t, c, rb, "dup-1:5 dup-2:5 dup-3:5 dup-5:5")
 }
 
 func TestDividedStaticWeights(t *testing.T) {
 	c := startScheduler(t)
 	for _, n := range []string{"div-1", "div-2", "div-3", "div-4"} {
-		createCluster(t, c, member(n).Obj())
+		createCluster(t, c, readyCluster(n).Obj())
 	}
 	placement := utiltesting.MakePlacement().ClusterNames("div-1", "div-2", "div-3", "div-4").
 		ClusterWeight("div-1", 3).ClusterWeight("div-2", 2).ClusterWeight("div-3", 1).Obj()
 	rb := utiltesting.MakeBinding("divided-deployment", namespace).Resource("apps/v1", "Deployment", "divided").
 		ResourceUID(types.UID("a")).Replicas(12).Placement(placement).Obj()
-	create(t, c, rb)
+	framework.CreateAndCleanup(t, c, rb)
 	// div-4 has no weight: no replicas, not listed.
 	waitScheduled(t, c, rb, "div-1:6 div-2:4 div-3:2")
 
-	update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 14 })
+	framework.Update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Replicas = 14 })
 	waitScheduled(t, c, rb, "div-1:7 div-2:5 div-3:2")
 
 	// Equal weights and a tie broken by the resource UID's hash:
@@ -74,17 +67,17 @@ func TestDividedStaticWeights(t *testing.T) {
 		ResourceUID("a").Replicas(3).Placement(equal).Obj()
 	desc := utiltesting.MakeBinding("desc-deployment", namespace).Resource("apps/v1", "Deployment", "desc").
 		ResourceUID("b").Replicas(3).Placement(equal).Obj()
-	create(t, c, asc)
-	create(t, c, desc)
+	framework.CreateAndCleanup(t, c, asc)
+	framework.CreateAndCleanup(t, c, desc)
 	waitScheduled(t, c, asc, "div-1:2 div-2:1")
 	waitScheduled(t, c, desc, "div-1:1 div-2:2")
 }
 
 func TestClusterAffinity(t *testing.T) {
 	c := startScheduler(t)
-	createCluster(t, c, member("aff-1").Label("env", "prod").Region("east").Obj())
-	createCluster(t, c, member("aff-2").Label("env", "prod").Region("west").Obj())
-	createCluster(t, c, member("aff-3").Label("env", "dev").Region("east").Zones("east-a").Obj())
+	createCluster(t, c, readyCluster("aff-1").Label("env", "prod").Region("east").Obj())
+	createCluster(t, c, readyCluster("aff-2").Label("env", "prod").Region("west").Obj())
+	createCluster(t, c, readyCluster("aff-3").Label("env", "dev").Region("east").Zones("east-a").Obj())
 
 	cases := map[string]struct {
 		placement *policyv1alpha1.Placement
@@ -112,7 +105,7 @@ func TestClusterAffinity(t *testing.T) {
 	for name, tc := range cases {
 		rb := utiltesting.MakeBinding(name+"-deployment", namespace).Resource("apps/v1", "Deployment", name).
 			Replicas(2).Placement(tc.placement).Obj()
-		create(t, c, rb)
+		framework.CreateAndCleanup(t, c, rb)
 		bindings, wants = append(bindings, rb), append(wants, tc.want)
 	}
 	for i, rb := range bindings {
@@ -122,8 +115,8 @@ func TestClusterAffinity(t *testing.T) {
 
 func TestTaintToleration(t *testing.T) {
 	c := startScheduler(t)
-	createCluster(t, c, member("taint-1").Taint(clusterv1alpha1.TaintClusterUnreachable, "", corev1.TaintEffectNoSchedule).Obj())
-	createCluster(t, c, member("taint-2").Obj())
+	createCluster(t, c, readyCluster("taint-1").Taint(clusterv1alpha1.TaintClusterUnreachable, "", corev1.TaintEffectNoSchedule).Obj())
+	createCluster(t, c, readyCluster("taint-2").Obj())
 
 	avoid := utiltesting.MakeBinding("avoid-deployment", namespace).Resource("apps/v1", "Deployment", "avoid").Replicas(1).
 		Placement(utiltesting.MakePlacement().ClusterNames("taint-1", "taint-2").Obj()).Obj()
@@ -131,21 +124,21 @@ func TestTaintToleration(t *testing.T) {
 		Placement(utiltesting.MakePlacement().ClusterNames("taint-1", "taint-2").Toleration(corev1.Toleration{
 			Key: clusterv1alpha1.TaintClusterUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
 		}).Obj()).Obj()
-	create(t, c, avoid)
-	create(t, c, tolerate)
+	framework.CreateAndCleanup(t, c, avoid)
+	framework.CreateAndCleanup(t, c, tolerate)
 	waitScheduled(t, c, avoid, "taint-2:1")
 	waitScheduled(t, c, tolerate, "taint-1:1 taint-2:1")
 }
 
 func TestUnschedulableUntilAClusterFits(t *testing.T) {
 	c := startScheduler(t)
-	createCluster(t, c, member("none-1").Label("env", "dev").Obj())
-	createCluster(t, c, member("none-2").Label("env", "dev").Obj())
-	createCluster(t, c, member("none-3").Label("env", "prod").Taint(clusterv1alpha1.TaintClusterUnreachable, "", corev1.TaintEffectNoSchedule).Obj())
+	createCluster(t, c, readyCluster("none-1").Label("env", "dev").Obj())
+	createCluster(t, c, readyCluster("none-2").Label("env", "dev").Obj())
+	createCluster(t, c, readyCluster("none-3").Label("env", "prod").Taint(clusterv1alpha1.TaintClusterUnreachable, "", corev1.TaintEffectNoSchedule).Obj())
 
 	rb := utiltesting.MakeBinding("nowhere-deployment", namespace).Resource("apps/v1", "Deployment", "nowhere").Replicas(2).
 		Placement(utiltesting.MakePlacement().MatchLabels(map[string]string{"env": "prod"}).Obj()).Obj()
-	create(t, c, rb)
+	framework.CreateAndCleanup(t, c, rb)
 	waitUnschedulable(t, c, rb, workv1alpha2.BindingReasonNoClusterFit,
 		"0/3 clusters are available: 2 cluster(s) did not match clusterAffinity, 1 cluster(s) had untolerated taint {cluster.karmada.io/unreachable: NoSchedule}.")
 	if spec, _ := bindingState(rb); len(spec.Clusters) != 0 {
@@ -155,12 +148,12 @@ func TestUnschedulableUntilAClusterFits(t *testing.T) {
 	// A Cluster event retries it: the taint goes away.
 	cl := &clusterv1alpha1.Cluster{}
 	cl.Name = "none-3"
-	update(t, c, cl, func(cl *clusterv1alpha1.Cluster) { cl.Spec.Taints = nil })
+	framework.Update(t, c, cl, func(cl *clusterv1alpha1.Cluster) { cl.Spec.Taints = nil })
 	waitScheduled(t, c, rb, "none-3:2")
 
 	// The cluster becomes unreachable again (NoSchedule): the workload
 	// stays; and when nothing fits any more, the previous result is kept.
-	update(t, c, cl, func(cl *clusterv1alpha1.Cluster) {
+	framework.Update(t, c, cl, func(cl *clusterv1alpha1.Cluster) {
 		cl.Spec.Taints = []corev1.Taint{{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoSchedule}}
 		cl.Labels["env"] = "dev"
 	})
@@ -173,30 +166,30 @@ func TestUnschedulableUntilAClusterFits(t *testing.T) {
 
 func TestRescheduleOnClusterLabels(t *testing.T) {
 	c := startScheduler(t)
-	createCluster(t, c, member("relabel-1").Label("env", "prod").Obj())
-	createCluster(t, c, member("relabel-2").Label("env", "dev").Obj())
+	createCluster(t, c, readyCluster("relabel-1").Label("env", "prod").Obj())
+	createCluster(t, c, readyCluster("relabel-2").Label("env", "dev").Obj())
 
 	rb := utiltesting.MakeBinding("relabel-deployment", namespace).Resource("apps/v1", "Deployment", "relabel").Replicas(4).
 		Placement(utiltesting.MakePlacement().MatchLabels(map[string]string{"env": "prod"}).
 			Divided(policyv1alpha1.ReplicaDivisionPreferenceWeighted).Obj()).Obj()
-	create(t, c, rb)
+	framework.CreateAndCleanup(t, c, rb)
 	waitScheduled(t, c, rb, "relabel-1:4")
 
 	c2 := &clusterv1alpha1.Cluster{}
 	c2.Name = "relabel-2"
-	update(t, c, c2, func(cl *clusterv1alpha1.Cluster) { cl.Labels["env"] = "prod" })
+	framework.Update(t, c, c2, func(cl *clusterv1alpha1.Cluster) { cl.Labels["env"] = "prod" })
 	waitScheduled(t, c, rb, "relabel-1:2 relabel-2:2")
 	_, status := bindingState(rb)
 	scheduledAt := status.LastScheduledTime.DeepCopy()
 
 	// Changes no plugin reads cause no write to the binding.
 	rv := rb.ResourceVersion
-	update(t, c, c2, func(cl *clusterv1alpha1.Cluster) { cl.Labels["team"] = "a" })
+	framework.Update(t, c, c2, func(cl *clusterv1alpha1.Cluster) { cl.Labels["team"] = "a" })
 	c2.Status.KubernetesVersion = "v1.37.2"
 	if err := c.Status().Update(framework.Context(t, timeout), c2); err != nil {
 		t.Fatal(err)
 	}
-	consistently(t, 3*time.Second, "binding unchanged", func() (bool, string) {
+	framework.Consistently(t, 3*time.Second, "binding unchanged", func() (bool, string) {
 		if err := c.Get(framework.Context(t, timeout), client.ObjectKeyFromObject(rb), rb); err != nil {
 			return false, err.Error()
 		}
@@ -205,7 +198,7 @@ func TestRescheduleOnClusterLabels(t *testing.T) {
 
 	c1 := &clusterv1alpha1.Cluster{}
 	c1.Name = "relabel-1"
-	update(t, c, c1, func(cl *clusterv1alpha1.Cluster) { cl.Labels["env"] = "dev" })
+	framework.Update(t, c, c1, func(cl *clusterv1alpha1.Cluster) { cl.Labels["env"] = "dev" })
 	waitScheduled(t, c, rb, "relabel-2:4")
 	if _, status := bindingState(rb); status.LastScheduledTime.Before(scheduledAt) {
 		t.Errorf("lastScheduledTime went back: %v → %v", scheduledAt, status.LastScheduledTime)
