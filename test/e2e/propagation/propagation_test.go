@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/util/retry"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -194,9 +196,14 @@ func TestUpdateDriftAndDeletion(t *testing.T) {
 	if err := world.MemberClientset(t, "member1").AppsV1().Deployments(ns).Delete(ctx, "nginx", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	d := memberDeployment(ctx, t, "member2", ns, "nginx")
-	d.Spec.Template.Spec.Containers[0].Image = "nginx:evil"
-	if _, err := world.MemberClientset(t, "member2").AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+	// The member's deployment controller writes the object too: the edit
+	// is retried on a conflict, as any client's would be.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := memberDeployment(ctx, t, "member2", ns, "nginx")
+		d.Spec.Template.Spec.Containers[0].Image = "nginx:evil"
+		_, err := world.MemberClientset(t, "member2").AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 30*time.Second, "drift undone in both members", func() (bool, string) {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,14 +57,10 @@ func createCluster(t *testing.T, c client.Client, cluster *clusterv1alpha1.Clust
 	}
 }
 
+// bindingState is the spec and status of a binding of either kind.
 func bindingState(obj client.Object) (*workv1alpha2.ResourceBindingSpec, *workv1alpha2.ResourceBindingStatus) {
-	switch b := obj.(type) {
-	case *workv1alpha2.ResourceBinding:
-		return &b.Spec, &b.Status
-	case *workv1alpha2.ClusterResourceBinding:
-		return &b.Spec, &b.Status
-	}
-	panic(fmt.Sprintf("not a binding: %T", obj))
+	_, spec, status := bindingkind.Parts(obj)
+	return spec, status
 }
 
 func formatTargets(ts []workv1alpha2.TargetCluster) string {
