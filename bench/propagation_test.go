@@ -638,7 +638,7 @@ func (c requestCounts) sum(keep func(requestKey) bool) float64 {
 	return t
 }
 
-func (c requestCounts) table(keep func(requestKey) bool, max int) string {
+func (c requestCounts) table(keep func(requestKey) bool, limit int) string {
 	type row struct {
 		k requestKey
 		v float64
@@ -660,8 +660,8 @@ func (c requestCounts) table(keep func(requestKey) bool, max int) string {
 	})
 	var sb strings.Builder
 	for i, r := range rows {
-		if i == max {
-			fmt.Fprintf(&sb, "    … %d more series\n", len(rows)-max)
+		if i == limit {
+			fmt.Fprintf(&sb, "    … %d more series\n", len(rows)-limit)
 			break
 		}
 		res := r.k.resource

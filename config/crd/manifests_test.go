@@ -290,7 +290,7 @@ func TestGoObjectsAreValid(t *testing.T) {
 					},
 				},
 				Failover: &policyv1alpha1.FailoverBehavior{
-					Application: &policyv1alpha1.ApplicationFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeGraciously, GracePeriodSeconds: ptr.To[int32](60)},
+					Application: &policyv1alpha1.ApplicationFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeGraciously, GracePeriodSeconds: ptr.To[int32](60)}, //nolint:staticcheck // SA1019: the CEL rule must accept the deprecated spelling with gracePeriodSeconds
 					Cluster:     &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly},
 				},
 			},

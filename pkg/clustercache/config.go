@@ -48,14 +48,14 @@ func ConfigFor(cluster *clusterv1alpha1.Cluster, secret *corev1.Secret) (*rest.C
 	cfg := &rest.Config{Host: spec.APIEndpoint, BearerToken: string(token)}
 	if spec.InsecureSkipTLSVerification {
 		// client-go refuses a CA together with insecure; the CA is unused then.
-		cfg.TLSClientConfig.Insecure = true
+		cfg.Insecure = true
 	} else {
 		ca := secret.Data[clusterv1alpha1.SecretCADataKey]
 		if len(ca) == 0 {
 			return nil, fmt.Errorf("cluster %s: secret %s has no %q key (set spec.insecureSkipTLSVerification to connect without verifying the server)",
 				cluster.Name, ref, clusterv1alpha1.SecretCADataKey)
 		}
-		cfg.TLSClientConfig.CAData = ca
+		cfg.CAData = ca
 	}
 	if spec.ProxyURL != "" {
 		u, err := url.Parse(spec.ProxyURL)

@@ -145,12 +145,12 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 
 	etcd, etcdURL, err := startEtcd(runCtx, filepath.Join(dir, etcdDir), filepath.Join(dir, logDir), files, ports)
 	if err != nil {
-		listener.Close()
+		_ = listener.Close()
 		return nil, err
 	}
 	cp.etcd = etcd
 	if err := ports.save(filepath.Join(dir, portsFile)); err != nil {
-		listener.Close()
+		_ = listener.Close()
 		return nil, err
 	}
 
@@ -161,7 +161,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		ExtraArgs:   extraArgs,
 	})
 	if err != nil {
-		listener.Close()
+		_ = listener.Close()
 		return nil, err
 	}
 	cp.apiserver = apiserverDone
@@ -234,7 +234,7 @@ func (cp *ControlPlane) watch(runCtx context.Context) {
 	case err = <-cp.apiserver:
 		cp.apiserver = nil
 		if runCtx.Err() == nil {
-			err = fmt.Errorf("kube-apiserver exited unexpectedly: %v", err)
+			err = fmt.Errorf("kube-apiserver exited unexpectedly: %v", err) //nolint:errorlint // err may be nil (a clean exit); %w would print %!w(<nil>)
 		}
 	case err = <-cp.etcd.Err():
 		if runCtx.Err() == nil {

@@ -98,7 +98,7 @@ func loopbackURL(port *int) (*url.URL, error) {
 		return nil, fmt.Errorf("finding a free loopback port: %w", err)
 	}
 	*port = l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	_ = l.Close()
 	return &url.URL{Scheme: "https", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(*port))}, nil
 }
 

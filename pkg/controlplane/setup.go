@@ -130,9 +130,9 @@ func WaitReady(ctx context.Context, cfg *rest.Config, exited <-chan error) error
 		lastErr = err
 		select {
 		case err := <-exited:
-			return fmt.Errorf("kube-apiserver exited before it was ready: %v", err)
+			return fmt.Errorf("kube-apiserver exited before it was ready: %v", err) //nolint:errorlint // err may be nil (a clean exit); %w would print %!w(<nil>)
 		case <-ctx.Done():
-			return fmt.Errorf("API server %s not ready: %w (last error: %v)", cfg.Host, ctx.Err(), lastErr)
+			return fmt.Errorf("API server %s not ready: %w (last error: %v)", cfg.Host, ctx.Err(), lastErr) //nolint:errorlint // lastErr is nil when /readyz answered other than ok
 		case <-tick.C:
 		}
 	}

@@ -27,7 +27,7 @@ func TestEvict(t *testing.T) {
 		t.Fatal("evicting from a cluster the binding is not on reported a change")
 	}
 	grace := int32(60)
-	ok := Evict(spec, Request{Cluster: "m1", PurgeMode: policyv1alpha1.PurgeModeGraciously, Reason: "TaintUntolerated", Producer: "TaintManager", GracePeriodSeconds: &grace}, t0)
+	ok := Evict(spec, Request{Cluster: "m1", PurgeMode: policyv1alpha1.PurgeModeGraciously, Reason: "TaintUntolerated", Producer: "TaintManager", GracePeriodSeconds: &grace}, t0) //nolint:staticcheck // SA1019: the deprecated spelling is normalized to Gracefully
 	if !ok || len(spec.Clusters) != 1 || spec.Clusters[0].Name != "m2" {
 		t.Fatalf("Evict = %t, clusters %v; want m1 removed", ok, spec.Clusters)
 	}
@@ -82,7 +82,7 @@ func TestAssess(t *testing.T) {
 			corev1.Taint{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoExecute}), healthy, t0, Keep, 0},
 		"just back: purge waits for the cluster to settle": {task(policyv1alpha1.PurgeModeGracefully), backAt(t0.Add(-20 * time.Second)), healthy, t0, Keep, 40 * time.Second},
 		"back and settled, not taken back: purged":         {task(policyv1alpha1.PurgeModeGracefully), backAt(t0.Add(-2 * time.Minute)), healthy, t0, Complete, 0},
-		"deprecated Graciously acts as Gracefully":         {task(policyv1alpha1.PurgeModeGraciously), up, placed, t0, Keep, 10 * time.Minute},
+		"deprecated Graciously acts as Gracefully":         {task(policyv1alpha1.PurgeModeGraciously), up, placed, t0, Keep, 10 * time.Minute}, //nolint:staticcheck // SA1019: the deprecated spelling on purpose
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -73,16 +73,16 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 				}
 			}
 			if len(back) > 0 {
-				if ok, wait := r.limiter.Take(r.clock.Now()); ok {
+				ok, wait := r.limiter.Take(r.clock.Now())
+				if ok {
 					a.sc, a.res, a.returned = sc, res, back
 					a.tasks = slices.DeleteFunc(slices.Clone(spec.GracefulEvictionTasks), func(t workv1alpha2.GracefulEvictionTask) bool {
 						return slices.Contains(back, t.FromCluster)
 					})
 					return a
-				} else {
-					a.requeue = wait // returns are paced fleet-wide
-					waiting = back
 				}
+				a.requeue = wait // returns are paced fleet-wide
+				waiting = back
 			}
 		}
 	}

@@ -84,7 +84,7 @@ func binary() (string, error) {
 		cmd := exec.Command("make", "-s", "build", "BIN="+binPath)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("make build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("make build: %w\n%s", err, out)
 		}
 	})
 	return binPath, buildErr
@@ -192,7 +192,7 @@ func (cp *ControlPlane) start(bin string) error {
 		cp.Kubeconfig = filepath.Join(cp.DataDir, "kubeconfig")
 		return nil
 	case <-cp.exited:
-		return fmt.Errorf("atoll up exited before ready (%v); stderr:\n%s%s", cp.err, cp.stderr.String(), cp.logTail())
+		return fmt.Errorf("atoll up exited before ready (%v); stderr:\n%s%s", cp.err, cp.stderr.String(), cp.logTail()) //nolint:errorlint // cp.err is nil after a clean exit; %w would print %!w(<nil>)
 	case <-time.After(5 * time.Minute):
 		_ = cmd.Process.Kill()
 		<-cp.exited
@@ -208,7 +208,7 @@ func (cp *ControlPlane) Stop() error {
 	defer func() { cp.cmd = nil }()
 	select {
 	case <-cp.exited:
-		return fmt.Errorf("atoll up had already exited: %v; stderr:\n%s", cp.err, cp.stderr.String())
+		return fmt.Errorf("atoll up had already exited: %v; stderr:\n%s", cp.err, cp.stderr.String()) //nolint:errorlint // cp.err is nil after a clean exit; %w would print %!w(<nil>)
 	default:
 	}
 	_ = cp.cmd.Process.Signal(syscall.SIGTERM)
@@ -220,7 +220,7 @@ func (cp *ControlPlane) Stop() error {
 		return fmt.Errorf("atoll up did not exit within 60s of SIGTERM")
 	}
 	if cp.err != nil {
-		return fmt.Errorf("atoll up exited with %v; stderr:\n%s", cp.err, cp.stderr.String())
+		return fmt.Errorf("atoll up exited with %w; stderr:\n%s", cp.err, cp.stderr.String())
 	}
 	return nil
 }
@@ -314,7 +314,7 @@ func RunWithControlPlane(m *testing.M, cp **ControlPlane, opts Options) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	bin, err := binary()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

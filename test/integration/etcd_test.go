@@ -194,7 +194,7 @@ func httpGet(url string, tlsConfig *tls.Config) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %s", url, resp.Status)
 	}
@@ -237,7 +237,7 @@ func withEtcd(ctx context.Context, endpoint string, tlsConfig *tls.Config, f fun
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	return f(ctx, c)

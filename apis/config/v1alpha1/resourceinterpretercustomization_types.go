@@ -149,5 +149,5 @@ type ResourceInterpreterCustomizationList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ResourceInterpreterCustomization{}, &ResourceInterpreterCustomizationList{})
+	objectTypes = append(objectTypes, &ResourceInterpreterCustomization{}, &ResourceInterpreterCustomizationList{})
 }

@@ -44,5 +44,5 @@ type ClusterOverridePolicyList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ClusterOverridePolicy{}, &ClusterOverridePolicyList{})
+	objectTypes = append(objectTypes, &ClusterOverridePolicy{}, &ClusterOverridePolicyList{})
 }

@@ -47,5 +47,5 @@ type ClusterPropagationPolicyList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ClusterPropagationPolicy{}, &ClusterPropagationPolicyList{})
+	objectTypes = append(objectTypes, &ClusterPropagationPolicy{}, &ClusterPropagationPolicyList{})
 }

@@ -1,8 +1,9 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 // GroupName is the API group of the policy kinds.
@@ -17,11 +18,21 @@ var (
 	SchemeGroupVersion = GroupVersion
 
 	// SchemeBuilder registers this package's kinds with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds this package's kinds to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
+
+	// objectTypes are this package's kinds; each *_types.go appends its own
+	// in init.
+	objectTypes = []runtime.Object{}
 )
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, objectTypes...)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
 
 // Resource returns the GroupResource of the named resource in this group,
 // e.g. Resource("propagationpolicies").

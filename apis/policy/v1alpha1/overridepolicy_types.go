@@ -323,5 +323,5 @@ type YAMLPatchOperation struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&OverridePolicy{}, &OverridePolicyList{})
+	objectTypes = append(objectTypes, &OverridePolicy{}, &OverridePolicyList{})
 }

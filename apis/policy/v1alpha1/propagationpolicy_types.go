@@ -387,5 +387,5 @@ const (
 )
 
 func init() {
-	SchemeBuilder.Register(&PropagationPolicy{}, &PropagationPolicyList{})
+	objectTypes = append(objectTypes, &PropagationPolicy{}, &PropagationPolicyList{})
 }

@@ -52,5 +52,5 @@ type ClusterResourceBindingList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ClusterResourceBinding{}, &ClusterResourceBindingList{})
+	objectTypes = append(objectTypes, &ClusterResourceBinding{}, &ClusterResourceBindingList{})
 }

@@ -577,5 +577,5 @@ const (
 )
 
 func init() {
-	SchemeBuilder.Register(&ResourceBinding{}, &ResourceBindingList{})
+	objectTypes = append(objectTypes, &ResourceBinding{}, &ResourceBindingList{})
 }

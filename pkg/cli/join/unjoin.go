@@ -2,6 +2,7 @@ package join
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -312,7 +313,7 @@ func (m *memberClients) holdsOthers(ctx context.Context, resources []memberResou
 			}
 			return errFound
 		})
-		if err == errFound {
+		if errors.Is(err, errFound) {
 			return true, nil
 		}
 		if err != nil {

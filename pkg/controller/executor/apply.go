@@ -117,12 +117,12 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		return res.interpretationFailed(err)
 	}
 	if live != nil && res.current {
-		if drifted, path := interpreter.Drifted(desired, live); !drifted {
+		drifted, path := interpreter.Drifted(desired, live)
+		if !drifted {
 			res.item.Applied, res.item.AppliedMessage = true, tookOver
 			return res
-		} else {
-			klog.FromContext(ctx).V(1).Info("Member object drifted", "cluster", cluster, "object", klog.KObj(desired), "field", path)
 		}
+		klog.FromContext(ctx).V(1).Info("Member object drifted", "cluster", cluster, "object", klog.KObj(desired), "field", path)
 	}
 	if suspended {
 		res.item.Applied, res.item.AppliedMessage = live != nil && res.current, "dispatching is suspended"
@@ -144,7 +144,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	}
 	r.unresponsive.clear(cluster)
 	if tookOver != "" && live == nil {
-		r.recorder.Eventf(b, corev1.EventTypeNormal, "TookOver", "%s", tookOver)
+		r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "TookOver", "Apply", "%s", tookOver)
 	}
 	res.item.Applied, res.item.AppliedMessage = true, tookOver
 	res.current = true

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,7 +87,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			cc:           cc,
 			opts:         opts,
 			interp:       opts.Interpreter,
-			recorder:     mgr.GetEventRecorderFor("atoll-executor"),
+			recorder:     mgr.GetEventRecorder("atoll-executor"),
 			templates:    newTemplateCache(),
 			watched:      newKnownSet(),
 			namespaces:   newKnownSet(),
@@ -133,7 +133,7 @@ type reconciler struct {
 	cc       *clustercache.Cache
 	opts     Options
 	interp   *interpreter.Interpreter
-	recorder record.EventRecorder
+	recorder recorder.EventRecorder
 	// queue is the controller's work queue, set when its sources start
 	// (before any reconcile, so before any member informer exists).
 	queue     atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
@@ -167,7 +167,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// Refused at admission; one written while that check was off is
 		// still never acted on.
 		klog.FromContext(ctx).Info("Ignoring binding out of its room", "binding", klog.KObj(obj), "reason", reason)
-		r.recorder.Eventf(obj, corev1.EventTypeWarning, "OutOfRoom", "Not propagated: %s", reason)
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "OutOfRoom", "Propagate", "Not propagated: %s", reason)
 		return reconcile.Result{}, nil
 	}
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {

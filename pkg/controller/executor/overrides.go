@@ -64,5 +64,5 @@ func (r *reconciler) override(ctx context.Context, desired *unstructured.Unstruc
 }
 
 func (r *reconciler) overrideFailed(b client.Object, cluster string, err error) {
-	r.recorder.Eventf(b, corev1.EventTypeWarning, "OverrideFailed", "Overrides for cluster %s failed: %v", cluster, err)
+	r.recorder.Eventf(b, nil, corev1.EventTypeWarning, "OverrideFailed", "Override", "Overrides for cluster %s failed: %v", cluster, err)
 }

@@ -68,7 +68,7 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("withdrawing %s from cluster %s: %w", klog.KObj(existing), cluster, err)
 	}
-	r.recorder.Eventf(b, corev1.EventTypeNormal, "Withdrawn", "Deleted %s %s from cluster %s", gvk.Kind, klog.KObj(existing), cluster)
+	r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "Withdrawn", "Withdraw", "Deleted %s %s from cluster %s", gvk.Kind, klog.KObj(existing), cluster)
 	return nil
 }
 
@@ -89,7 +89,7 @@ func (r *reconciler) handBack(ctx context.Context, b client.Object, ri dynamic.R
 	}
 	handedBackTotal.WithLabelValues(r.kind.name()).Inc()
 	if b != nil { // nil: the binding is gone (a pending withdrawal)
-		r.recorder.Eventf(b, corev1.EventTypeNormal, "HandedBack", "Kept %s %s in cluster %s and removed atoll's ownership marks",
+		r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "HandedBack", "HandBack", "Kept %s %s in cluster %s and removed atoll's ownership marks",
 			existing.GetKind(), klog.KObj(existing), cluster)
 	}
 	return nil

@@ -38,7 +38,7 @@ func Acquire(dir string) (*Lock, error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder := readPID(f)
-		f.Close()
+		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			abs, _ := filepath.Abs(dir)
 			return nil, fmt.Errorf("%w: %s is used by another atoll process%s; stop it or choose another --data-dir",

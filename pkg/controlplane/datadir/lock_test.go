@@ -38,7 +38,7 @@ func TestInheritSharesTheLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer parent.Release()
+	t.Cleanup(func() { _ = parent.Release() })
 	// What a child gets through ExtraFiles: another descriptor of the same
 	// open file.
 	fd, err := syscall.Dup(int(parent.File().Fd()))

@@ -105,7 +105,7 @@ func goFunc(name string, fn Func) lua.LGFunction {
 
 // boundedRep is string.rep refusing results over max bytes: one call could
 // otherwise allocate gigabytes before any other bound notices.
-func boundedRep(max int) lua.LGFunction {
+func boundedRep(limit int) lua.LGFunction {
 	return func(L *lua.LState) int {
 		str := L.CheckString(1)
 		n := L.CheckInt(2)
@@ -114,8 +114,8 @@ func boundedRep(max int) lua.LGFunction {
 			L.Push(lua.LString(""))
 			return 1
 		}
-		if size := len(str)*n + len(sep)*(n-1); size > max || size < 0 {
-			L.RaiseError("string.rep: result of %d bytes exceeds the bound of %d", size, max)
+		if size := len(str)*n + len(sep)*(n-1); size > limit || size < 0 {
+			L.RaiseError("string.rep: result of %d bytes exceeds the bound of %d", size, limit)
 			return 0
 		}
 		parts := make([]string, n)

@@ -168,10 +168,10 @@ func (s *Script) run(L *lua.LState, fn string, nret int, args []any) (results []
 	return results, nil
 }
 
-// watchAllocations cancels ctx when the process has allocated more than max
+// watchAllocations cancels ctx when the process has allocated more than limit
 // bytes since the call began.
-func watchAllocations(ctx context.Context, cancel context.CancelCauseFunc, max uint64) (stop func()) {
-	if max == 0 {
+func watchAllocations(ctx context.Context, cancel context.CancelCauseFunc, limit uint64) (stop func()) {
+	if limit == 0 {
 		return func() {}
 	}
 	start := allocated()
@@ -186,8 +186,8 @@ func watchAllocations(ctx context.Context, cancel context.CancelCauseFunc, max u
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if allocated()-start > max {
-					cancel(fmt.Errorf("%w (%d MiB)", ErrMemory, max>>20))
+				if allocated()-start > limit {
+					cancel(fmt.Errorf("%w (%d MiB)", ErrMemory, limit>>20))
 					return
 				}
 			}

@@ -197,7 +197,7 @@ func (f *Framework) scheduleOnce(ctx context.Context, sc *SchedulingContext) (*R
 		return strings.Compare(a.Cluster.Name, b.Cluster.Name)
 	})
 
-	selected := feasible
+	var selected []*clusterv1alpha1.Cluster
 	if f.selector != nil {
 		var st *Status
 		selected, st = f.selector.Select(ctx, sc, candidates)

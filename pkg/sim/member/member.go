@@ -60,7 +60,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("binding the metrics server: %w", err)
 	}
-	defer metricsListener.Close()
+	defer func() { _ = metricsListener.Close() }()
 
 	var memberCA *pki.CA
 	cp, err := controlplane.Start(ctx, controlplane.Options{
@@ -74,7 +74,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer cp.Stop()
+	defer func() { _ = cp.Stop() }() // Run returns why it stopped
 	client, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func Run(ctx context.Context, opts Options) error {
 	watch := func(name string, done <-chan error) {
 		go func() {
 			if err := <-done; runCtx.Err() == nil {
-				failed <- fmt.Errorf("%s stopped: %v", name, err)
+				failed <- fmt.Errorf("%s stopped: %v", name, err) //nolint:errorlint // err may be nil (a clean exit); %w would print %!w(<nil>)
 			}
 		}()
 	}
@@ -223,7 +223,7 @@ func listenRemembered(portFile string) (net.Listener, error) {
 	}
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	if err := pki.WriteFileAtomic(portFile, []byte(port), 0o600); err != nil {
-		l.Close()
+		_ = l.Close()
 		return nil, err
 	}
 	return l, nil

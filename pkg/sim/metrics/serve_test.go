@@ -90,7 +90,7 @@ func TestServeRequiresTrustedClientCertificate(t *testing.T) {
 		if err != nil {
 			return 0, err
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp.StatusCode, nil
 	}
@@ -138,7 +138,7 @@ func TestServeRefusesWithoutClientCAs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	if err := Serve(context.Background(), l, NewHandler(newFixture().options()), p.serving, nil); err == nil {
 		t.Error("Serve without client CAs succeeded")
 	}

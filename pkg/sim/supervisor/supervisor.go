@@ -249,7 +249,7 @@ func (s *Supervisor) startAndWait(ctx context.Context, m *member) error {
 			return nil
 		}
 		if p.exited() {
-			return fmt.Errorf("member %s exited before it was ready: %v%s", m.spec.Name, p.err, s.logTail(m))
+			return fmt.Errorf("member %s exited before it was ready: %v%s", m.spec.Name, p.err, s.logTail(m)) //nolint:errorlint // p.err is nil for exit status 0; %w would print %!w(<nil>)
 		}
 		select {
 		case <-ctx.Done():

@@ -26,12 +26,12 @@ func MakeBinding(name, namespace string) *BindingWrapper {
 }
 
 // Obj returns a copy of the built ResourceBinding.
-func (w *BindingWrapper) Obj() *workv1alpha2.ResourceBinding { return w.ResourceBinding.DeepCopy() }
+func (w *BindingWrapper) Obj() *workv1alpha2.ResourceBinding { return w.DeepCopy() }
 
 // ClusterObj returns a ClusterResourceBinding with the built name, labels,
 // spec and status.
 func (w *BindingWrapper) ClusterObj() *workv1alpha2.ClusterResourceBinding {
-	rb := w.ResourceBinding.DeepCopy()
+	rb := w.DeepCopy()
 	crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: rb.ObjectMeta, Spec: rb.Spec, Status: rb.Status}
 	crb.Namespace = ""
 	crb.Spec.Resource.Namespace = ""
@@ -120,7 +120,7 @@ type PlacementWrapper struct{ policyv1alpha1.Placement }
 func MakePlacement() *PlacementWrapper { return &PlacementWrapper{} }
 
 // Obj returns a copy of the built Placement.
-func (w *PlacementWrapper) Obj() *policyv1alpha1.Placement { return w.Placement.DeepCopy() }
+func (w *PlacementWrapper) Obj() *policyv1alpha1.Placement { return w.DeepCopy() }
 
 func (w *PlacementWrapper) affinity() *policyv1alpha1.ClusterAffinity {
 	if w.ClusterAffinity == nil {

@@ -20,7 +20,7 @@ func MakeCluster(name string) *ClusterWrapper {
 }
 
 // Obj returns a copy of the built Cluster.
-func (w *ClusterWrapper) Obj() *clusterv1alpha1.Cluster { return w.Cluster.DeepCopy() }
+func (w *ClusterWrapper) Obj() *clusterv1alpha1.Cluster { return w.DeepCopy() }
 
 // Label sets a label.
 func (w *ClusterWrapper) Label(k, v string) *ClusterWrapper {

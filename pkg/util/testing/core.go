@@ -14,7 +14,7 @@ func MakeNamespace(name string) *NamespaceWrapper {
 }
 
 // Obj returns a copy of the built Namespace.
-func (w *NamespaceWrapper) Obj() *corev1.Namespace { return w.Namespace.DeepCopy() }
+func (w *NamespaceWrapper) Obj() *corev1.Namespace { return w.DeepCopy() }
 
 // ConfigMapWrapper builds a ConfigMap.
 type ConfigMapWrapper struct{ corev1.ConfigMap }
@@ -25,7 +25,7 @@ func MakeConfigMap(name, namespace string) *ConfigMapWrapper {
 }
 
 // Obj returns a copy of the built ConfigMap.
-func (w *ConfigMapWrapper) Obj() *corev1.ConfigMap { return w.ConfigMap.DeepCopy() }
+func (w *ConfigMapWrapper) Obj() *corev1.ConfigMap { return w.DeepCopy() }
 
 // Data sets data[key].
 func (w *ConfigMapWrapper) Data(key, value string) *ConfigMapWrapper {

@@ -30,7 +30,7 @@ func MakeDeployment(name, namespace string) *DeploymentWrapper {
 }
 
 // Obj returns a copy of the built Deployment.
-func (w *DeploymentWrapper) Obj() *appsv1.Deployment { return w.Deployment.DeepCopy() }
+func (w *DeploymentWrapper) Obj() *appsv1.Deployment { return w.DeepCopy() }
 
 // Label sets a label on the Deployment (not on its pods).
 func (w *DeploymentWrapper) Label(k, v string) *DeploymentWrapper {

@@ -22,13 +22,13 @@ func MakeOverridePolicy(name, namespace string) *OverridePolicyWrapper {
 
 // Obj returns a copy of the built OverridePolicy.
 func (w *OverridePolicyWrapper) Obj() *policyv1alpha1.OverridePolicy {
-	return w.OverridePolicy.DeepCopy()
+	return w.DeepCopy()
 }
 
 // ClusterObj returns a ClusterOverridePolicy with the built name, labels,
 // annotations and spec.
 func (w *OverridePolicyWrapper) ClusterObj() *policyv1alpha1.ClusterOverridePolicy {
-	op := w.OverridePolicy.DeepCopy()
+	op := w.DeepCopy()
 	cop := &policyv1alpha1.ClusterOverridePolicy{ObjectMeta: op.ObjectMeta, Spec: op.Spec}
 	cop.Namespace = ""
 	return cop

@@ -23,13 +23,13 @@ func MakePropagationPolicy(name, namespace string) *PropagationPolicyWrapper {
 
 // Obj returns a copy of the built PropagationPolicy.
 func (w *PropagationPolicyWrapper) Obj() *policyv1alpha1.PropagationPolicy {
-	return w.PropagationPolicy.DeepCopy()
+	return w.DeepCopy()
 }
 
 // ClusterObj returns a ClusterPropagationPolicy with the built name,
 // labels, annotations and spec.
 func (w *PropagationPolicyWrapper) ClusterObj() *policyv1alpha1.ClusterPropagationPolicy {
-	pp := w.PropagationPolicy.DeepCopy()
+	pp := w.DeepCopy()
 	cpp := &policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: pp.ObjectMeta, Spec: pp.Spec}
 	cpp.Namespace = ""
 	return cpp

@@ -93,7 +93,7 @@ func metric(t *testing.T, sample string) float64 {
 	if err != nil {
 		t.Fatalf("scraping metrics: %v", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, _ := io.ReadAll(resp.Body)
 	for _, line := range strings.Split(string(body), "\n") {
 		if v, ok := strings.CutPrefix(line, sample+" "); ok {
