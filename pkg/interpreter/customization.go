@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -118,10 +119,14 @@ func (c *compiled) call(ctx context.Context, fn string, nret int, ref any, args 
 	if c.err != nil {
 		return nil, c.fail(c.err)
 	}
+	start := time.Now() // a measurement, not a decision
 	out, err := c.script.Call(ctx, c.limits, fn, nret, ref, args...)
+	scriptSeconds.WithLabelValues(string(c.op)).Observe(time.Since(start).Seconds())
 	if err != nil {
+		scriptCalls.WithLabelValues(string(c.op), "error").Inc()
 		return nil, c.fail(err)
 	}
+	scriptCalls.WithLabelValues(string(c.op), "success").Inc()
 	return out, nil
 }
 
