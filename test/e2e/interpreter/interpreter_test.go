@@ -123,20 +123,12 @@ metadata: {name: web, namespace: %[1]s}
 spec:
   propagateDeps: true
   resourceSelectors: [{apiVersion: apps.example.io/v1alpha1, kind: Rollout, name: web}]
-  placement:
-    clusterAffinity: {clusterNames: [member1, member2]}
-    replicaScheduling:
-      replicaSchedulingType: Divided
-      replicaDivisionPreference: Weighted
-      weightPreference:
-        staticWeightList:
-          - {targetCluster: {clusterNames: [member1]}, weight: 2}
-          - {targetCluster: {clusterNames: [member2]}, weight: 3}
+%[2]s
   failover:
     application:
       decisionConditions: {tolerationSeconds: 5}
       purgeMode: Directly
-`, ns), "apply", "-f", "-")
+`, ns, dividedOverTwo(2, 3)), "apply", "-f", "-")
 
 	framework.Eventually(t, 2*time.Minute, "the Rollout divided 2:3 by its ReviseReplica script", func() (bool, string) {
 		clusters := bindingClusters(t, ns, "web-rollout")
@@ -277,16 +269,8 @@ kind: PropagationPolicy
 metadata: {name: crunch, namespace: %[1]s}
 spec:
   resourceSelectors: [{apiVersion: batch/v1, kind: Job, name: crunch}]
-  placement:
-    clusterAffinity: {clusterNames: [member1, member2]}
-    replicaScheduling:
-      replicaSchedulingType: Divided
-      replicaDivisionPreference: Weighted
-      weightPreference:
-        staticWeightList:
-          - {targetCluster: {clusterNames: [member1]}, weight: 1}
-          - {targetCluster: {clusterNames: [member2]}, weight: 2}
-`, ns), "apply", "-f", "-")
+%[2]s
+`, ns, dividedOverTwo(1, 2)), "apply", "-f", "-")
 	framework.Eventually(t, 2*time.Minute, "per-cluster parallelism 2 + 4 = 6, completions 2 + 4", func() (bool, string) {
 		p1 := jsonpath(t, "member1", "{.spec.parallelism}/{.spec.completions}", "-n", ns, "job", "crunch")
 		p2 := jsonpath(t, "member2", "{.spec.parallelism}/{.spec.completions}", "-n", ns, "job", "crunch")
@@ -294,4 +278,18 @@ spec:
 		return p1 == "2/2" && p2 == "4/4" && clusters["member1"] == 2 && clusters["member2"] == 4,
 			fmt.Sprintf("member1 %s, member2 %s, binding %v", p1, p2, clusters)
 	})
+}
+
+// dividedOverTwo is a policy's placement dividing replicas over member1 and
+// member2 by static weights w1:w2.
+func dividedOverTwo(w1, w2 int) string {
+	return fmt.Sprintf(`  placement:
+    clusterAffinity: {clusterNames: [member1, member2]}
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+          - {targetCluster: {clusterNames: [member1]}, weight: %d}
+          - {targetCluster: {clusterNames: [member2]}, weight: %d}`, w1, w2)
 }
