@@ -52,15 +52,8 @@ func healthIf(ok bool) workv1alpha2.ResourceHealth {
 }
 
 func num(m map[string]any, key string) int64 {
-	switch n := m[key].(type) {
-	case int64:
-		return n
-	case float64:
-		return int64(n)
-	case int:
-		return int64(n)
-	}
-	return 0
+	v, _ := toFloat(m[key])
+	return int64(v)
 }
 
 // nativeAggregateStatus returns the template's status from its clusters'

@@ -164,8 +164,7 @@ func (r *reconciler) observe(ctx context.Context, res *clusterResult, live *unst
 		res.interpretErr = err
 		return
 	}
-	res.reflected = reflected
-	res.item.Status = rawStatus(reflected)
+	res.reflected, res.item.Status = rawStatus(reflected)
 }
 
 // executorOperations are the interpreter operations the executor runs; it

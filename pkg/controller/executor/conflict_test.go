@@ -64,11 +64,15 @@ func TestSelectableChanged(t *testing.T) {
 
 func TestRawStatusIsBounded(t *testing.T) {
 	small := map[string]any{"replicas": int64(3)}
-	if got := string(rawStatus(small).Raw); got != `{"replicas":3}` {
-		t.Errorf("small status = %s", got)
+	if whole, bounded := rawStatus(small); string(bounded.Raw) != `{"replicas":3}` || string(whole) != `{"replicas":3}` {
+		t.Errorf("small status = %s, whole %s", bounded.Raw, whole)
 	}
 	big := map[string]any{"entries": strings.Repeat("x", maxReflectedStatus)}
-	got := rawStatus(big).Raw
+	whole, bounded := rawStatus(big)
+	if len(whole) <= maxReflectedStatus {
+		t.Errorf("whole status for aggregation has %d bytes, want all of it", len(whole))
+	}
+	got := bounded.Raw
 	if len(got) > 200 || !strings.Contains(string(got), "atoll.dev/omitted") || !strings.Contains(string(got), "16384-byte limit") {
 		t.Errorf("big status reflected as %d bytes: %.200s", len(got), got)
 	}

@@ -88,18 +88,21 @@ func (r *reconciler) aggregateTemplateStatus(ctx context.Context, key types.Name
 // template still uses it.
 const maxReflectedStatus = 16 << 10
 
-func rawStatus(m map[string]any) *runtime.RawExtension {
+// rawStatus encodes a reflected status once: whole, for aggregation, and
+// bounded, for the binding.
+func rawStatus(m map[string]any) (whole []byte, bounded *runtime.RawExtension) {
 	if m == nil {
-		return nil
+		return nil, nil
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	if len(data) > maxReflectedStatus {
-		data, _ = json.Marshal(map[string]any{"atoll.dev/omitted": fmt.Sprintf("status of %d bytes is over the %d-byte limit", len(data), maxReflectedStatus)})
+		note, _ := json.Marshal(map[string]any{"atoll.dev/omitted": fmt.Sprintf("status of %d bytes is over the %d-byte limit", len(data), maxReflectedStatus)})
+		return data, &runtime.RawExtension{Raw: note}
 	}
-	return &runtime.RawExtension{Raw: data}
+	return data, &runtime.RawExtension{Raw: data}
 }
 
 // sameStatusValue compares a template status field with the aggregated

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,8 +32,10 @@ type clusterResult struct {
 	item workv1alpha2.AggregatedStatusItem
 	// current: the member runs the manifest of the current template.
 	current bool
-	// reflected is the member object's reflected status, for aggregation.
-	reflected map[string]any
+	// reflected is the member object's whole reflected status as JSON, for
+	// aggregation (item.Status may carry a note instead when it is too
+	// large for the binding).
+	reflected []byte
 	err       error
 	// interpretErr is a customization script failing for this cluster.
 	interpretErr error
@@ -300,9 +301,7 @@ func summarize(old *workv1alpha2.ResourceBindingStatus, results []clusterResult,
 		out.allCurrent = out.allCurrent && res.current
 		if res.reflected != nil {
 			item := res.item
-			if data, err := json.Marshal(res.reflected); err == nil {
-				item.Status = &runtime.RawExtension{Raw: data}
-			}
+			item.Status = &runtime.RawExtension{Raw: res.reflected}
 			out.aggregate = append(out.aggregate, item)
 		}
 	}

@@ -74,7 +74,7 @@ func TestSummarize(t *testing.T) {
 	raw := func(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
 	applied := func(cluster string) clusterResult {
 		return clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Applied: true, Health: workv1alpha2.ResourceHealthy},
-			current: true, reflected: map[string]any{"replicas": int64(1)}}
+			current: true, reflected: []byte(`{"replicas":1}`)}
 	}
 	scriptErr := &interpreter.Error{Customization: "c", Operation: interpreter.StatusReflection, Err: errors.New("boom")}
 	old := &workv1alpha2.ResourceBindingStatus{AggregatedStatus: []workv1alpha2.AggregatedStatusItem{
