@@ -16,6 +16,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/cli/crds"
 	"github.com/atoll-dev/atoll/pkg/cli/get"
 	"github.com/atoll-dev/atoll/pkg/cli/join"
+	"github.com/atoll-dev/atoll/pkg/cli/rebalance"
 	"github.com/atoll-dev/atoll/pkg/cli/sim"
 	"github.com/atoll-dev/atoll/pkg/cli/simcluster"
 	"github.com/atoll-dev/atoll/pkg/cli/up"
@@ -44,6 +45,7 @@ func main() {
 		Join:              join.Join,
 		Unjoin:            join.Unjoin,
 		Get:               get.Run,
+		Rebalance:         rebalance.Run,
 	})
 	err := root.ExecuteContext(ctx)
 	cancel()

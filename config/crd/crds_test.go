@@ -43,6 +43,7 @@ func TestFilesAreSortedAndComplete(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	want := []string{
+		"apps.atoll.dev_rebalances.yaml",
 		"cluster.karmada.io_clusters.yaml",
 		"config.karmada.io_resourceinterpretercustomizations.yaml",
 		"policy.karmada.io_clusteroverridepolicies.yaml",
@@ -76,6 +77,11 @@ func TestCRDNames(t *testing.T) {
 		printerColumns []string
 	}
 	cases := map[string]want{
+		"rebalances.apps.atoll.dev": {
+			group: "apps.atoll.dev", kind: "Rebalance", scope: apiextensionsv1.NamespaceScoped,
+			shortNames: []string{"rbl"}, categories: []string{"atoll"}, version: "v1alpha1", status: true,
+			printerColumns: []string{"WORKLOAD", "PHASE", "STEP", "PROGRESS", "FROM", "TO", "AGE"},
+		},
 		"clusters.cluster.karmada.io": {
 			group: "cluster.karmada.io", kind: "Cluster", scope: apiextensionsv1.ClusterScoped,
 			version: "v1alpha1", status: true,

@@ -35,6 +35,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controller/failover"
 	"github.com/atoll-dev/atoll/pkg/controller/hpamarker"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
+	"github.com/atoll-dev/atoll/pkg/controller/rebalance"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/interpreter/script"
@@ -70,9 +71,20 @@ type Options struct {
 	// Failover configures cluster and application failover (zero values:
 	// defaults; see pkg/controller/failover).
 	Failover FailoverOptions
+	// Rebalance configures gradual moves.
+	Rebalance RebalanceOptions
 	// Controllers selects controllers, Kubernetes style: "*" enables all,
 	// "name" enables one, "-name" disables one. Empty enables none.
 	Controllers []string
+}
+
+// RebalanceOptions configure gradual moves (see pkg/controller/rebalance).
+type RebalanceOptions struct {
+	// MaxInFlight bounds the replicas all moves add at once (0: unlimited).
+	MaxInFlight int32
+	// SettleWindow is how long a new target must stay unchanged before a
+	// step (0: default).
+	SettleWindow time.Duration
 }
 
 // FailoverOptions configure taints, evictions and their pacing.
@@ -135,6 +147,10 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		}},
 		{Name: "hpa-marker", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return hpamarker.Setup(ctx, mgr, hpamarker.Options{})
+		}},
+		{Name: rebalance.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return rebalance.Setup(ctx, mgr, cc, rebalance.Options{
+				MaxInFlight: opts.Rebalance.MaxInFlight, SettleWindow: opts.Rebalance.SettleWindow})
 		}},
 	}
 }

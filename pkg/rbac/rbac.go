@@ -46,8 +46,9 @@ func Rules() []rbacv1.PolicyRule {
 		// workloads. Cluster credentials are read from karmada-cluster.
 		{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "patch"}},
 		// atoll's own objects: bindings are created, updated and deleted,
-		// policies get permanent ids, clusters get status and taints.
-		{APIGroups: []string{"work.karmada.io", "policy.karmada.io", "cluster.karmada.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+		// policies get permanent ids, clusters get status and taints,
+		// rebalances are created for workloads under migration.
+		{APIGroups: []string{"work.karmada.io", "policy.karmada.io", "cluster.karmada.io", "apps.atoll.dev"}, Resources: []string{"*"}, Verbs: []string{"*"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 	}
 }

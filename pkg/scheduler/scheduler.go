@@ -27,9 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/scheduler/framework"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
@@ -191,11 +193,19 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 		logger.Info("Scheduling binding failed", "binding", klog.KObj(obj), "err", schedErr)
 	}
 
-	resultChanged := schedErr == nil && !sameTargets(spec.Clusters, res.Clusters)
-	if resultChanged || a.tasksChanged() {
+	var resultChanged, targetChanged bool
+	var target string
+	if schedErr == nil {
+		resultChanged, targetChanged, target = r.handoff(ctx, obj, spec, res.Clusters, clusters)
+	}
+	if resultChanged || targetChanged || a.tasksChanged() {
 		base := obj.DeepCopyObject().(client.Object)
 		if resultChanged {
 			spec.Clusters = res.Clusters
+		}
+		if targetChanged {
+			setAnnotation(obj, rebalance.TargetAnnotation, target)
+			logger.V(1).Info("Binding moves gradually", "binding", klog.KObj(obj), "target", res.Clusters)
 		}
 		spec.GracefulEvictionTasks = a.tasks
 		if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
@@ -216,7 +226,7 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 	now := metav1.NewTime(r.clock.Now())
 	status.SchedulerObservedGeneration = obj.GetGeneration()
 	status.SchedulerObservedAffinityName = sc.AffinityName
-	if schedErr == nil && (resultChanged || status.LastScheduledTime == nil || rescheduleRequested(spec, status)) {
+	if schedErr == nil && (resultChanged || targetChanged || status.LastScheduledTime == nil || rescheduleRequested(spec, status)) {
 		status.LastScheduledTime = &now
 	}
 	cond.ObservedGeneration = obj.GetGeneration()
@@ -409,4 +419,55 @@ func conditionStatuses(c *clusterv1alpha1.Cluster) map[string]metav1.ConditionSt
 // summaryChanged reports a change of status.resourceSummary.
 func summaryChanged(o, n *clusterv1alpha1.Cluster) bool {
 	return !equality.Semantic.DeepEqual(o.Status.ResourceSummary, n.Status.ResourceSummary)
+}
+
+// handoff decides how a new result reaches the binding: written to
+// spec.clusters at once (resultChanged), or, for a gradual move, recorded
+// as the rebalance target (targetChanged, with the annotation's new value,
+// "" to remove it) while spec.clusters stays for the rebalance controller
+// to move. An immediate write also ends a move's target.
+func (r *reconciler) handoff(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec,
+	result []workv1alpha2.TargetCluster, clusters []*clusterv1alpha1.Cluster) (resultChanged, targetChanged bool, target string) {
+	current, hasTarget := obj.GetAnnotations()[rebalance.TargetAnnotation]
+	if rebalance.Gradual(rebalance.FromTargets(spec.Clusters), rebalance.FromTargets(result), hasTarget, r.optedOut(ctx, obj), spec, clusters) {
+		target = rebalance.EncodeTarget(result)
+		return false, target != current, target
+	}
+	return !sameTargets(spec.Clusters, result), hasTarget, ""
+}
+
+// optedOut reports whether the policy claiming the binding's template asks
+// for immediate moves (rebalance.ModeAnnotation).
+func (r *reconciler) optedOut(ctx context.Context, obj client.Object) bool {
+	a := obj.GetAnnotations()
+	var policy client.Object
+	var key client.ObjectKey
+	switch {
+	case a[policyv1alpha1.PropagationPolicyNameAnnotation] != "":
+		policy = &policyv1alpha1.PropagationPolicy{}
+		key = client.ObjectKey{Namespace: a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], Name: a[policyv1alpha1.PropagationPolicyNameAnnotation]}
+	case a[policyv1alpha1.ClusterPropagationPolicyAnnotation] != "":
+		policy = &policyv1alpha1.ClusterPropagationPolicy{}
+		key = client.ObjectKey{Name: a[policyv1alpha1.ClusterPropagationPolicyAnnotation]}
+	default:
+		return false
+	}
+	if err := r.client.Get(ctx, key, policy); err != nil {
+		return false
+	}
+	return policy.GetAnnotations()[rebalance.ModeAnnotation] == rebalance.ModeImmediate
+}
+
+// setAnnotation sets key to value on obj, or removes it for "".
+func setAnnotation(obj client.Object, key, value string) {
+	a := obj.GetAnnotations()
+	if value == "" {
+		delete(a, key)
+	} else {
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[key] = value
+	}
+	obj.SetAnnotations(a)
 }

@@ -22,6 +22,7 @@ type Actions struct {
 	Join              func(ctx context.Context, cfg *Join) error
 	Unjoin            func(ctx context.Context, cfg *Unjoin) error
 	Get               func(ctx context.Context, cfg *Get) error
+	Rebalance         func(ctx context.Context, cfg *Rebalance) error
 }
 
 // NewRootCommand returns the `atoll` command with all its verbs.
@@ -41,6 +42,7 @@ func NewRootCommand(a Actions) *cobra.Command {
 		NewJoinCommand(a.Join),
 		NewUnjoinCommand(a.Unjoin),
 		NewGetCommand(a.Get),
+		NewRebalanceCommand(a.Rebalance),
 	)
 	return root
 }
@@ -68,6 +70,8 @@ type Manager struct {
 	ClusterFailureThreshold time.Duration
 	MemberSweepPeriod       time.Duration
 	Failover                Failover
+	RebalanceMaxInFlight    int32
+	RebalanceSettleWindow   time.Duration
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
 	LeaderElect             bool
@@ -126,7 +130,14 @@ func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderEle
 	fs.DurationVar(&m.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must stay unhealthy before it is marked not Ready")
 	fs.DurationVar(&m.MemberSweepPeriod, "member-sweep-period", 5*time.Minute, "how often every Ready member is made to watch every propagated resource, so copies no binding status records are found and withdrawn where unwanted")
 	m.Failover.addFlags(cmd)
-	cmd.PreRunE = func(*cobra.Command, []string) error { return m.Failover.Validate() }
+	fs.Int32Var(&m.RebalanceMaxInFlight, "rebalance-max-in-flight", 1000, "replicas that gradual moves (Rebalances) may add at once across the fleet before their sources shrink; further steps queue; 0 means unlimited")
+	fs.DurationVar(&m.RebalanceSettleWindow, "rebalance-settle-window", 3*time.Second, "how long a workload's new target must stay unchanged before a gradual move steps, so weight and replica edits arriving together make one plan")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if m.RebalanceMaxInFlight < 0 {
+			return fmt.Errorf("--rebalance-max-in-flight: must not be negative, got %d", m.RebalanceMaxInFlight)
+		}
+		return m.Failover.Validate()
+	}
 	fs.StringVar(&m.MetricsBindAddress, "metrics-bind-address", metrics, "address of the Prometheus metrics endpoint (\"0\" disables it)")
 	fs.StringVar(&m.HealthProbeBindAddress, "health-probe-bind-address", health, "address of /healthz and /readyz (\"0\" disables them)")
 	fs.BoolVar(&m.LeaderElect, "leader-elect", leaderElect, "elect a leader among controller-manager replicas through a Lease")

@@ -62,6 +62,10 @@ func ManagerOptions(m cmds.Manager) manager.Options {
 			GracePeriod:               m.Failover.GracefulEvictionTimeout,
 			UnhealthyClusterThreshold: m.Failover.UnhealthyClusterThreshold,
 		},
+		Rebalance: manager.RebalanceOptions{
+			MaxInFlight:  m.RebalanceMaxInFlight,
+			SettleWindow: m.RebalanceSettleWindow,
+		},
 		MetricsBindAddress:      m.MetricsBindAddress,
 		HealthProbeBindAddress:  m.HealthProbeBindAddress,
 		LeaderElect:             m.LeaderElect,

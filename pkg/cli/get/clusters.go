@@ -22,6 +22,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/kubeconfig"
+	"github.com/atoll-dev/atoll/pkg/cli/table"
 )
 
 // Clusters prints the member clusters as a table: NAME READY VERSION MODE
@@ -54,12 +55,12 @@ func Clusters(ctx context.Context, cfg *cmds.Get) error {
 		}
 	}
 	sort.Slice(clusters, func(i, j int) bool { return clusters[i].Name < clusters[j].Name })
-	t := newTable(out(cfg), "NAME", "READY", "VERSION", "MODE", "REGION", "ZONE", "NODES", "CPU", "MEMORY", "AGE")
+	t := table.New(out(cfg), "NAME", "READY", "VERSION", "MODE", "REGION", "ZONE", "NODES", "CPU", "MEMORY", "AGE")
 	now := time.Now()
 	for i := range clusters {
-		t.row(clusterRow(&clusters[i], now)...)
+		t.Row(clusterRow(&clusters[i], now)...)
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 func out(cfg *cmds.Get) io.Writer {

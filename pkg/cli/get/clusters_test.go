@@ -1,8 +1,6 @@
 package get
 
 import (
-	"bytes"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,21 +49,5 @@ func TestClusterRow(t *testing.T) {
 				t.Errorf("row (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestTable(t *testing.T) {
-	var b bytes.Buffer
-	tb := newTable(&b, "NAME", "READY")
-	tb.row("member1", "")
-	if err := tb.flush(); err != nil {
-		t.Fatal(err)
-	}
-	want := "NAME      READY\nmember1   -\n"
-	if b.String() != want {
-		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
-	}
-	if strings.Contains(b.String(), "\t") {
-		t.Error("tabs in output")
 	}
 }

@@ -24,6 +24,7 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/kubeconfig"
+	"github.com/atoll-dev/atoll/pkg/cli/table"
 	"github.com/atoll-dev/atoll/pkg/manager"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -107,17 +108,17 @@ func Resources(ctx context.Context, cfg *cmds.Get) error {
 	if namespaced && ns == "" {
 		headers = append([]string{"NAMESPACE"}, headers...)
 	}
-	t := newTable(out(cfg), headers...)
+	t := table.New(out(cfg), headers...)
 	now := time.Now()
 	for i := range templates {
 		for _, r := range templateRows(ctx, c, gvk.Kind, namespaced, &templates[i], now) {
 			if namespaced && ns == "" {
 				r = append([]string{templates[i].Namespace}, r...)
 			}
-			t.row(r...)
+			t.Row(r...)
 		}
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 // templateRows are the lines of one template: one per cluster in its

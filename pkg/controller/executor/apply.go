@@ -21,13 +21,14 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 // syncCluster makes the member object of one cluster match the template
 // with the cluster's overrides applied.
 func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
-	template *unstructured.Unstructured, replicas *int64, suspended bool, overrides *overridePolicies) clusterResult {
+	template *unstructured.Unstructured, replicas *int64, hpa *rebalance.Bounds, suspended bool, overrides *overridePolicies) clusterResult {
 	res := clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}}
 	fail := func(err error) clusterResult {
 		r.unresponsive.observe(cluster, err)
@@ -41,6 +42,11 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	desired, err := r.interp.Render(ctx, template, replicas)
 	if err != nil {
 		return res.interpretationFailed(err)
+	}
+	if hpa != nil {
+		// This cluster's share of the HPA's range (before overrides, so an
+		// override of minReplicas/maxReplicas still wins).
+		interpreter.SetAutoscalerBounds(desired, hpa.Min, hpa.Max)
 	}
 	gvk := desired.GroupVersionKind()
 	mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)

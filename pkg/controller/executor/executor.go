@@ -97,7 +97,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 		}
 		r.sweeper = newSweeper(r, opts.SweepPeriod, 30*time.Second)
 		// Override policy changes re-render the bindings they may affect.
-		err := builder.ControllerManagedBy(mgr).
+		bldr := builder.ControllerManagedBy(mgr).
 			Named("executor-"+kind.name()).
 			For(kind.NewObject()).
 			WithOptions(controller.Options{
@@ -113,8 +113,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			Watches(&policyv1alpha1.OverridePolicy{}, r.overrideHandler()).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, r.overrideHandler()).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
-			Watches(&configv1alpha1.ResourceInterpreterCustomization{}, r.customizationHandler()).
-			Complete(r)
+			Watches(&configv1alpha1.ResourceInterpreterCustomization{}, r.customizationHandler())
+		if kind == namespacedKind {
+			bldr = bldr.Watches(&workv1alpha2.ResourceBinding{}, r.workloadHandler())
+		}
+		err := bldr.Complete(r)
 		if err != nil {
 			return fmt.Errorf("setting up the %s executor: %w", kind.name(), err)
 		}

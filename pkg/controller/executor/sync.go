@@ -25,6 +25,7 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/rebalance"
 )
 
 // clusterResult is the outcome of one cluster's sync.
@@ -73,6 +74,11 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		return reconcile.Result{}, err
 	}
 
+	var bounds map[string]rebalance.Bounds
+	if interpreter.IsAutoscaler(gk) {
+		bounds = r.autoscalerBounds(ctx, template)
+	}
+
 	results := make([]clusterResult, len(spec.Clusters))
 	var wg sync.WaitGroup
 	var retry time.Duration // soonest retry of a member skipped as unresponsive
@@ -102,7 +108,11 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 				n := int64(t.Replicas)
 				replicas = &n
 			}
-			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, suspended || suspendedOn(spec, t.Name), overrides)
+			var hpa *rebalance.Bounds
+			if bb, ok := bounds[t.Name]; ok {
+				hpa = &bb
+			}
+			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, hpa, suspended || suspendedOn(spec, t.Name), overrides)
 		}()
 	}
 	wg.Wait()

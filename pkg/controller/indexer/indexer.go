@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
@@ -37,6 +38,10 @@ const (
 	// ClusterPropagationPolicies by SelectorKey of each resource selector,
 	// so a template is only compared with the policies that name its kind.
 	PolicySelectorGroupKind = "atoll.dev/policy-selector-group-kind"
+
+	// RebalanceBinding indexes Rebalances by the name of their workload's
+	// ResourceBinding, so a binding event finds the move driving it.
+	RebalanceBinding = "atoll.dev/rebalance-binding"
 
 	// CustomizationTarget indexes ResourceInterpreterCustomizations by
 	// their target, TargetKey(gvk).
@@ -71,6 +76,10 @@ func Setup(ctx context.Context, fi FieldIndexer) error {
 			return selectorKeys(o.(*policyv1alpha1.ClusterPropagationPolicy).Spec.ResourceSelectors)
 		}},
 		{&autoscalingv2.HorizontalPodAutoscaler{}, ScaleTarget, scaleTarget},
+		{&appsv1alpha1.Rebalance{}, RebalanceBinding, func(o client.Object) []string {
+			w := o.(*appsv1alpha1.Rebalance).Spec.Workload
+			return []string{names.BindingName(w.Kind, w.Name)}
+		}},
 		{&configv1alpha1.ResourceInterpreterCustomization{}, CustomizationTarget, func(o client.Object) []string {
 			t := o.(*configv1alpha1.ResourceInterpreterCustomization).Spec.Target
 			gv, err := schema.ParseGroupVersion(t.APIVersion)

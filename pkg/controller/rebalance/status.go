@@ -1,0 +1,140 @@
+package rebalance
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/rebalance"
+)
+
+// defaultStepTime is the ETA's guess of a step's length before any step
+// has ended: a pod start and a status round.
+const defaultStepTime = 30 * time.Second
+
+// observedStatus fills the status parts that come from observation: the
+// per-cluster view, the summary, the ETA and PolicyDiffers.
+func (ru *run) observedStatus() {
+	st, w := ru.st, ru.w
+	if w == nil {
+		return
+	}
+	current := rebalance.FromTargets(w.binding.Spec.Clusters)
+	limits, _ := rebalance.ParseLimits(w.binding.Annotations[rebalance.HPALimitsAnnotation])
+	from, planned := rebalance.FromReplicas(st.From), rebalance.FromReplicas(st.Planned)
+	to := planned
+	if w.target != nil && !finished(st.Phase) {
+		to = ru.direction()
+	} else if len(st.To) > 0 {
+		to = rebalance.FromReplicas(st.To)
+	}
+	st.To = to.Replicas()
+
+	var bounds map[string]rebalance.Bounds
+	if w.hpa != nil {
+		lo := int32(1)
+		if w.hpa.Spec.MinReplicas != nil {
+			lo = *w.hpa.Spec.MinReplicas
+		}
+		bounds = rebalance.HPABounds(current, lo, w.hpa.Spec.MaxReplicas, limits)
+	}
+	old := map[string]appsv1alpha1.ClusterProgress{}
+	for _, c := range st.Clusters {
+		old[c.Name] = c
+	}
+	st.Clusters = nil
+	for _, c := range rebalance.Union(from, to, planned, current) {
+		o := w.observed[c]
+		cp := appsv1alpha1.ClusterProgress{Name: c, Planned: planned[c], Spec: current[c], Ready: o.ready,
+			ScaleDownWindowSeconds: old[c].ScaleDownWindowSeconds}
+		if w.hpa != nil {
+			cp.Spec = o.replicas
+			if b, ok := bounds[c]; ok {
+				cp.HPAMin, cp.HPAMax = ptr.To(b.Min), ptr.To(b.Max)
+			}
+			if o.hpaReported {
+				cp.HPADesired = ptr.To(o.hpaDesired)
+			}
+			if win, ok := ru.windows[c]; ok {
+				cp.ScaleDownWindowSeconds = ptr.To(win)
+			}
+		}
+		st.Clusters = append(st.Clusters, cp)
+	}
+
+	names := rebalance.Union(from, to)
+	st.Summary.From, st.Summary.To = from.String(names), to.String(names)
+	done := planned
+	if st.StepPhase != "" {
+		done = rebalance.FromReplicas(st.Previous)
+	}
+	origin := rebalance.FromReplicas(st.Origin)
+	var need, got int32
+	for _, c := range rebalance.Union(origin, to) {
+		if to[c] > origin[c] {
+			need += to[c] - origin[c]
+			got += max(0, min(done[c], to[c])-origin[c])
+		}
+	}
+	percent := int32(100)
+	if need > 0 && st.Phase != appsv1alpha1.PhaseCompleted && st.Phase != appsv1alpha1.PhaseRolledBack {
+		percent = 100 * got / need
+	}
+	st.Summary.Progress = fmt.Sprintf("%d%%", percent)
+
+	remaining := int32(0)
+	if !finished(st.Phase) && w.target != nil {
+		remaining = int32(len(rebalance.Plan(done, to, ru.batch)))
+		if st.StepPhase != "" {
+			remaining-- // the current step is in both counts
+		}
+		remaining = max(remaining, 0)
+	}
+	st.Summary.Step = fmt.Sprintf("%d/%d", st.Step, st.Step+remaining)
+	st.EstimatedCompletionTime = nil
+	if st.Phase == appsv1alpha1.PhaseProgressing {
+		left := stepTime(st) * time.Duration(remaining)
+		if st.StepPhase != "" && st.StepStartTime != nil {
+			left += max(0, stepTime(st)-ru.now.Sub(st.StepStartTime.Time))
+		}
+		st.EstimatedCompletionTime = ptr.To(metav1.NewTime(ru.now.Add(left).Truncate(time.Second)))
+	}
+
+	differs := (st.Phase == appsv1alpha1.PhaseAborted || st.Phase == appsv1alpha1.PhaseRolledBack || st.RollingBack) &&
+		w.target != nil && !ru.running().Equal(ru.policyFinal())
+	if differs {
+		ru.setCondition(appsv1alpha1.ConditionPolicyDiffers, metav1.ConditionTrue, reasonPolicyDiffers,
+			fmt.Sprintf("the policy asks %s; the workload is held at %s; change the policy or delete this Rebalance to move on",
+				describe(ru.policyFinal()), describe(ru.running())))
+	} else if meta.FindStatusCondition(st.Conditions, appsv1alpha1.ConditionPolicyDiffers) != nil {
+		ru.setCondition(appsv1alpha1.ConditionPolicyDiffers, metav1.ConditionFalse, reasonPolicyMatches, "the workload runs what the policy asks")
+	}
+}
+
+// running is what runs now, as observed.
+func (ru *run) running() rebalance.Distribution {
+	if ru.w.hpa != nil {
+		return ru.w.running()
+	}
+	return rebalance.FromTargets(ru.w.binding.Spec.Clusters)
+}
+
+// stepTime is the mean length of the steps that ended, or a default.
+func stepTime(st *appsv1alpha1.RebalanceStatus) time.Duration {
+	var sum time.Duration
+	var n int
+	for _, h := range st.History {
+		if h.EndTime != nil {
+			sum += h.EndTime.Sub(h.StartTime.Time)
+			n++
+		}
+	}
+	if n == 0 {
+		return defaultStepTime
+	}
+	return sum / time.Duration(n)
+}
