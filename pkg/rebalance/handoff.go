@@ -48,8 +48,8 @@ func DecodeTarget(v string) ([]workv1alpha2.TargetCluster, error) {
 // binding running cur: gradually (through the TargetAnnotation) when the
 // result moves replicas between clusters, or when a move is already under
 // way (hasTarget); at once otherwise. Failover wins: a binding with eviction
-// tasks, or a participating cluster that is gone or carries a NoExecute
-// taint, is rescheduled at once.
+// tasks (failover evicting it from a cluster), or one whose participating
+// cluster is gone, is rescheduled at once.
 func Gradual(cur, next Distribution, hasTarget, optedOut bool, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) bool {
 	if optedOut || spec.Replicas == 0 || len(spec.GracefulEvictionTasks) > 0 || next.Total() == 0 {
 		return false
@@ -65,20 +65,12 @@ func Gradual(cur, next Distribution, hasTarget, optedOut bool, spec *workv1alpha
 	return true
 }
 
-// failingOver reports a cluster that is gone or carries a NoExecute taint:
-// failover moves its workloads, and wins over a gradual move. A cluster
-// that is merely not Ready stays in the move, which pauses until it is
-// Ready again.
+// failingOver reports a cluster that is gone. (Failover itself shows as
+// the binding's eviction tasks.) A cluster that is merely not Ready, or
+// tainted but tolerated, stays in the move, which pauses until it is Ready
+// again.
 func failingOver(c *clusterv1alpha1.Cluster) bool {
-	if c == nil {
-		return true
-	}
-	for _, t := range c.Spec.Taints {
-		if t.Effect == corev1.TaintEffectNoExecute {
-			return true
-		}
-	}
-	return false
+	return c == nil
 }
 
 // Healthy reports whether a cluster can take part in a move: it exists, is

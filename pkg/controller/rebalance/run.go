@@ -28,6 +28,7 @@ const (
 	reasonPaused           = "Paused"
 	reasonStagePause       = "StageReached"
 	reasonClusterNotReady  = "ClusterNotReady"
+	reasonFailover         = "FailoverInProgress"
 	reasonDeadline         = "ProgressDeadlineExceeded"
 	reasonCompleted        = "Completed"
 	reasonAborted          = "Aborted"
@@ -134,7 +135,8 @@ func (ru *run) step(ctx context.Context) error {
 			st.Phase = "" // a new move of the same workload
 		}
 	}
-	if st.Phase == "" {
+	if st.Phase == "" || (st.Phase == appsv1alpha1.PhasePending && st.Step == 0) {
+		// Nothing moved yet: the move starts from what runs now.
 		ru.start()
 	}
 	rollbackAfterCompletion := st.Phase == appsv1alpha1.PhaseCompleted && rb.Spec.Rollback && !st.RollingBack
@@ -270,6 +272,9 @@ func (ru *run) held(ds ...rebalance.Distribution) (reason, msg string) {
 		}
 		return reasonPaused, "spec.paused is set; atoll rebalance resume continues"
 	}
+	if len(ru.w.binding.Spec.GracefulEvictionTasks) > 0 {
+		return reasonFailover, "failover is evicting the workload from a cluster; the move waits and ends if the scheduler places the workload at once"
+	}
 	if bad := ru.w.unhealthy(ds...); len(bad) > 0 {
 		return reasonClusterNotReady, fmt.Sprintf("cluster %s is not Ready or is tainted NoExecute; the step waits for it (failover takes over if it does not recover)", strings.Join(bad, ", "))
 	}
@@ -297,7 +302,19 @@ func (ru *run) startStep(ctx context.Context, cur, final rebalance.Distribution)
 			return nil
 		}
 	}
+	if ru.w.hpa == nil && !ru.w.current.Equal(cur) && !ru.w.current.Equal(rebalance.ScaleUp(cur, rebalance.NextStep(cur, final, ru.batch))) {
+		// Someone else wrote spec.clusters between steps: step from what
+		// the binding asks now, never from a stale plan.
+		klog.FromContext(ctx).V(0).Info("Binding changed outside the move; stepping from it", "rebalance", klog.KObj(rb),
+			"planned", describe(cur), "binding", describe(ru.w.current))
+		cur = ru.w.current
+		st.Planned = cur.Replicas()
+	}
 	next := rebalance.NextStep(cur, final, ru.batch)
+	if floor := min(cur.Total(), final.Total()); next.Total() < floor {
+		// Defence in depth: the planner never does this (FuzzPlan).
+		return fmt.Errorf("rebalance %s: step %s -> %s would run %d replicas, below %d; not written", key, describe(cur), describe(next), next.Total(), floor)
+	}
 	moved := moving(cur, next)
 	if !ru.budget.reserve(key, moved) {
 		ru.setPhase(phaseWaiting(st), reasonQueued, fmt.Sprintf("waiting for the fleet-wide budget: %d replicas in flight, this step moves %d", ru.budget.inFlight(), moved))

@@ -41,7 +41,7 @@ func plainWorkload(ctx context.Context, t *testing.T, ns, app string, replicas i
 func setWeights(t *testing.T, pp *policyv1alpha1.PropagationPolicy, w1, w2 int64) {
 	t.Helper()
 	framework.Update(t, world.Client(t), pp, func(p *policyv1alpha1.PropagationPolicy) {
-		p.Spec.Placement = *weighted(w1, w2)
+		p.Spec.Placement.ReplicaScheduling = weighted(w1, w2).ReplicaScheduling
 	})
 }
 
