@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
 
@@ -45,13 +46,13 @@ func DecodeTarget(v string) ([]workv1alpha2.TargetCluster, error) {
 }
 
 // Gradual decides how the scheduler hands over a new result next for a
-// binding running cur: gradually (through the TargetAnnotation) when the
-// result moves replicas between clusters, or when a move is already under
+// binding running cur: gradually (through the TargetAnnotation) when a
+// Divided result moves replicas between clusters, or when a move is already under
 // way (hasTarget); at once otherwise. Failover wins: a binding with eviction
 // tasks (failover evicting it from a cluster), or one whose participating
 // cluster is gone, is rescheduled at once.
 func Gradual(cur, next Distribution, hasTarget, optedOut bool, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) bool {
-	if optedOut || spec.Replicas == 0 || len(spec.GracefulEvictionTasks) > 0 || next.Total() == 0 {
+	if optedOut || spec.Replicas == 0 || len(spec.GracefulEvictionTasks) > 0 || next.Total() == 0 || !divided(spec.Placement) {
 		return false
 	}
 	if !hasTarget && !IsMove(cur, next) {
@@ -71,6 +72,14 @@ func Gradual(cur, next Distribution, hasTarget, optedOut bool, spec *workv1alpha
 // again.
 func failingOver(c *clusterv1alpha1.Cluster) bool {
 	return c == nil
+}
+
+// divided reports a placement that divides replicas over clusters (where
+// weights mean something); Duplicated placements copy the whole workload
+// to each cluster and are placed at once.
+func divided(p *policyv1alpha1.Placement) bool {
+	return p != nil && p.ReplicaScheduling != nil &&
+		p.ReplicaScheduling.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided
 }
 
 // Healthy reports whether a cluster can take part in a move: it exists, is

@@ -10,8 +10,11 @@ import (
 
 func TestGradual(t *testing.T) {
 	clusters := []*clusterv1alpha1.Cluster{utiltesting.MakeCluster("a").Obj(), utiltesting.MakeCluster("b").Obj()}
-	spec := &workv1alpha2.ResourceBindingSpec{Replicas: 12}
-	evicting := &workv1alpha2.ResourceBindingSpec{Replicas: 12, GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{FromCluster: "a"}}}
+	placement := utiltesting.MakePlacement().ClusterWeight("a", 1).ClusterWeight("b", 1).Obj()
+	spec := &workv1alpha2.ResourceBindingSpec{Replicas: 12, Placement: placement}
+	duplicated := &workv1alpha2.ResourceBindingSpec{Replicas: 12, Placement: utiltesting.MakePlacement().Duplicated().Obj()}
+	evicting := &workv1alpha2.ResourceBindingSpec{Replicas: 12, Placement: placement,
+		GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{FromCluster: "a"}}}
 	cases := map[string]struct {
 		cur, next Distribution
 		hasTarget bool
@@ -26,7 +29,8 @@ func TestGradual(t *testing.T) {
 		"opted out":                          {cur: dist("a", 6, "b", 6), next: dist("a", 4, "b", 8), optedOut: true, spec: spec},
 		"failover evicting wins":             {cur: dist("a", 6, "b", 6), next: dist("b", 12), hasTarget: true, spec: evicting},
 		"a cluster that is gone":             {cur: dist("a", 6, "c", 6), next: dist("a", 6, "b", 6), spec: spec},
-		"no replicas (not a workload)":       {cur: dist("a", 1), next: dist("b", 1), spec: &workv1alpha2.ResourceBindingSpec{}},
+		"no replicas (not a workload)":       {cur: dist("a", 1), next: dist("b", 1), spec: &workv1alpha2.ResourceBindingSpec{Placement: placement}},
+		"duplicated moves at once":           {cur: dist("a", 1), next: dist("b", 1), spec: duplicated},
 		"an empty result is never a move to": {cur: dist("a", 6), next: dist(), hasTarget: true, spec: spec},
 	}
 	for name, tc := range cases {

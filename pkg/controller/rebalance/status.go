@@ -95,8 +95,13 @@ func (ru *run) observedStatus() {
 		remaining = max(remaining, 0)
 	}
 	st.Summary.Step = fmt.Sprintf("%d/%d", st.Step, st.Step+remaining)
-	st.EstimatedCompletionTime = nil
-	if st.Phase == appsv1alpha1.PhaseProgressing {
+	// The ETA is recomputed when the move reaches a new half-step, not on
+	// every look, so waiting does not rewrite the status.
+	prev := &ru.rb.Status
+	switch {
+	case st.Phase != appsv1alpha1.PhaseProgressing:
+		st.EstimatedCompletionTime = nil
+	case st.EstimatedCompletionTime == nil || prev.Step != st.Step || prev.StepPhase != st.StepPhase || prev.Phase != st.Phase:
 		left := stepTime(st) * time.Duration(remaining)
 		if st.StepPhase != "" && st.StepStartTime != nil {
 			left += max(0, stepTime(st)-ru.now.Sub(st.StepStartTime.Time))

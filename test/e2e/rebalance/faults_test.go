@@ -33,7 +33,7 @@ func TestControlPlaneRestartMidMove(t *testing.T) {
 	time.Sleep(10 * time.Second)
 	undo()
 
-	rb := waitPhase(ctx, t, ns, name, appsv1alpha1.PhaseCompleted, 4*time.Minute)
+	rb := waitCompleted(ctx, t, ns, name, "2:10", 4*time.Minute)
 	waitRunning(ctx, t, ns, app, map[string]int{"member1": 2, "member2": 10}, time.Minute)
 	s.end()
 	samples := s.all()
@@ -75,7 +75,7 @@ func TestClusterNotReadyPausesStep(t *testing.T) {
 		return err == nil && got.Status.Step == paused, describeRebalance(got)
 	})
 	undo()
-	waitPhase(ctx, t, ns, name, appsv1alpha1.PhaseCompleted, 4*time.Minute)
+	waitCompleted(ctx, t, ns, name, "2:10", 4*time.Minute)
 	waitRunning(ctx, t, ns, app, map[string]int{"member1": 2, "member2": 10}, time.Minute)
 }
 

@@ -29,6 +29,7 @@ func weighted(w1, w2 int64) *policyv1alpha1.Placement {
 // members run that split.
 func plainWorkload(ctx context.Context, t *testing.T, ns, app string, replicas int32, w1, w2 int64, want map[string]int) *policyv1alpha1.PropagationPolicy {
 	t.Helper()
+	waitMembersHealthy(ctx, t)
 	c := world.Client(t)
 	framework.CreateNamespace(t, c, ns)
 	pp := utiltesting.MakePropagationPolicy(app, ns).Placement(weighted(w1, w2)).Select("apps/v1", "Deployment", app).Obj()
@@ -79,6 +80,43 @@ func rebalanceOf(ctx context.Context, c client.Client, ns, app string) (*appsv1a
 	rb := &appsv1alpha1.Rebalance{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", app)}, rb)
 	return rb, err
+}
+
+// waitCompleted waits for the Rebalance ns/name to complete the move to
+// the distribution to ("4:8", member1:member2) and returns it. (A
+// Rebalance completed earlier, before the policy change reached it, does
+// not count.)
+func waitCompleted(ctx context.Context, t *testing.T, ns, name, to string, timeout time.Duration) *appsv1alpha1.Rebalance {
+	t.Helper()
+	c := world.Client(t)
+	rb := &appsv1alpha1.Rebalance{}
+	framework.Eventually(t, timeout, fmt.Sprintf("Rebalance %s/%s Completed at %s", ns, name, to), func() (bool, string) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rb); err != nil {
+			return false, err.Error()
+		}
+		return rb.Status.Phase == appsv1alpha1.PhaseCompleted && rb.Status.Summary.To == to, describeRebalance(rb)
+	})
+	return rb
+}
+
+// waitMembersHealthy waits until both members are Ready and untainted, so
+// a test does not start while a member an earlier test stopped is still
+// coming back (its first placement would go to the other member only).
+func waitMembersHealthy(ctx context.Context, t *testing.T) {
+	t.Helper()
+	c := world.Client(t)
+	framework.Eventually(t, 2*time.Minute, "members Ready without taints", func() (bool, string) {
+		for _, m := range members {
+			cl, err := framework.GetCluster(ctx, c, m)
+			if err != nil {
+				return false, err.Error()
+			}
+			if framework.ClusterReadyStatus(cl) != metav1.ConditionTrue || len(cl.Spec.Taints) > 0 {
+				return false, fmt.Sprintf("%s: Ready %s, taints %v", m, framework.ClusterReadyStatus(cl), cl.Spec.Taints)
+			}
+		}
+		return true, ""
+	})
 }
 
 // waitPhase waits for the Rebalance ns/name to reach phase and returns it.

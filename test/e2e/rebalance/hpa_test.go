@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
@@ -27,6 +26,7 @@ import (
 // HPAs' ranges split 1:3 again.
 func TestMoveWithHPA(t *testing.T) {
 	ctx := framework.Context(t, 10*time.Minute)
+	waitMembersHealthy(ctx, t)
 	c := world.Client(t)
 	ns, app := "autoscaled", "shop"
 	framework.CreateNamespace(t, c, ns)
@@ -62,8 +62,9 @@ func TestMoveWithHPA(t *testing.T) {
 	s := startSampler(ctx, t, ns, app)
 	setWeights(t, pp, 1, 3)
 	name := names.BindingName("Deployment", app)
-	rb := waitPhase(ctx, t, ns, name, appsv1alpha1.PhaseCompleted, 6*time.Minute)
+	waitCompleted(ctx, t, ns, name, "3:9", 6*time.Minute)
 	time.Sleep(20 * time.Second) // the released HPAs must stay where the move left them
+	rb := waitCompleted(ctx, t, ns, name, "3:9", time.Second)
 	s.end()
 	samples := s.all()
 	logSamples(t, samples)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/test/framework"
 )
@@ -24,7 +23,7 @@ func TestMoveWithoutHPA(t *testing.T) {
 	s := startSampler(ctx, t, ns, app)
 	setWeights(t, pp, 1, 2)
 	name := names.BindingName("Deployment", app)
-	rb := waitPhase(ctx, t, ns, name, appsv1alpha1.PhaseCompleted, 4*time.Minute)
+	rb := waitCompleted(ctx, t, ns, name, "4:8", 4*time.Minute)
 	waitRunning(ctx, t, ns, app, map[string]int{"member1": 4, "member2": 8}, time.Minute)
 	s.end()
 	samples := s.all()

@@ -78,7 +78,7 @@ func TestStagesWithPause(t *testing.T) {
 	if !strings.Contains(out, "resumed") {
 		t.Errorf("atoll rebalance resume: %s", out)
 	}
-	waitPhase(ctx, t, ns, name, appsv1alpha1.PhaseCompleted, 3*time.Minute)
+	waitCompleted(ctx, t, ns, name, "4:8", 3*time.Minute)
 	waitRunning(ctx, t, ns, app, map[string]int{"member1": 4, "member2": 8}, time.Minute)
 	s.end()
 	samples := s.all()
