@@ -75,6 +75,7 @@ type reconciler struct {
 	opts     Options
 	clock    clock.Clock
 	budget   *budget
+	writes   *statusWrites
 	recorder recorder.EventRecorder
 }
 
@@ -83,7 +84,7 @@ type reconciler struct {
 func Setup(_ context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts Options) error {
 	opts.defaults()
 	r := &reconciler{client: mgr.GetClient(), cc: cc, opts: opts, clock: opts.Clock,
-		budget: newBudget(opts.MaxInFlight), recorder: mgr.GetEventRecorder("atoll-rebalance")}
+		budget: newBudget(opts.MaxInFlight), writes: newStatusWrites(), recorder: mgr.GetEventRecorder("atoll-rebalance")}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&appsv1alpha1.Rebalance{}).
@@ -100,6 +101,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err := r.client.Get(ctx, req.NamespacedName, &rb); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.budget.release(req.NamespacedName)
+			r.writes.forget(req.NamespacedName)
 			return r.adopt(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, err

@@ -61,8 +61,15 @@ type run struct {
 	requeue time.Duration
 	// windows are the sources' HPA scale-down windows read this reconcile.
 	windows map[string]int32
+	// pending is the binding write this reconcile ends with.
+	pending *bindingWrite
 }
 
+// drive runs one reconcile: decide, record the decision in the status,
+// then act on the binding. Recording first is what makes a crash between
+// the two harmless: the next reconcile reads the half-step from the status
+// and asserts it again, so it never re-asserts an older half (which would
+// raise a source back: a reversal).
 func (r *reconciler) drive(ctx context.Context, rb *appsv1alpha1.Rebalance) (ctrl.Result, error) {
 	ru := &run{reconciler: r, rb: rb, st: rb.Status.DeepCopy(), now: metav1.NewTime(r.clock.Now())}
 	err := ru.step(ctx)
@@ -72,7 +79,25 @@ func (r *reconciler) drive(ctx context.Context, rb *appsv1alpha1.Rebalance) (ctr
 	if err := ru.writeStatus(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	if p := ru.pending; p != nil {
+		if err := ru.writeBinding(ctx, ru.w.binding, p.clusters, p.limits); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	return ctrl.Result{RequeueAfter: ru.requeue}, nil
+}
+
+// bindingWrite is what a reconcile writes to the binding once its status
+// is recorded.
+type bindingWrite struct {
+	clusters rebalance.Distribution
+	limits   rebalance.Limits
+}
+
+// want sets what the binding must hold after this reconcile (the last call
+// wins).
+func (ru *run) want(clusters rebalance.Distribution, limits rebalance.Limits) {
+	ru.pending = &bindingWrite{clusters: clusters, limits: limits}
 }
 
 // step decides and acts; the caller writes the status.
@@ -116,9 +141,7 @@ func (ru *run) step(ctx context.Context) error {
 			// The scheduler wrote a result at once (failover, or the policy
 			// opted out): it owns spec.clusters now.
 			ru.budget.release(key)
-			if err := ru.writeBinding(ctx, w.binding, w.current, nil); err != nil {
-				return err
-			}
+			ru.want(w.current, nil)
 			ru.end(appsv1alpha1.PhaseFailed, reasonSuperseded, "the scheduler placed the workload at once (failover or an immediate policy); this move ended where it stood")
 		case "", appsv1alpha1.PhasePending:
 			ru.setPhase(appsv1alpha1.PhasePending, reasonWaitingForTarget, "waiting for the policy to change the workload's distribution")
@@ -141,6 +164,9 @@ func (ru *run) step(ctx context.Context) error {
 	}
 	rollbackAfterCompletion := st.Phase == appsv1alpha1.PhaseCompleted && rb.Spec.Rollback && !st.RollingBack
 	if finished(st.Phase) && !rollbackAfterCompletion {
+		if st.Phase != appsv1alpha1.PhaseAborted {
+			ru.want(w.current, nil) // the HPA limits are lifted, even after a failed write
+		}
 		return nil
 	}
 
@@ -331,7 +357,8 @@ func (ru *run) startStep(ctx context.Context, cur, final rebalance.Distribution)
 	ru.setPhase(appsv1alpha1.PhaseProgressing, reasonStepping, fmt.Sprintf("step %d: scaling up to %s", st.Step, describe(next)))
 	ru.event(corev1.EventTypeNormal, "StepStarted", "step %d: %s -> %s", st.Step, describe(cur), describe(next))
 	ru.requeue = ru.opts.PollInterval
-	return ru.writeBinding(ctx, ru.w.binding, rebalance.ScaleUp(cur, next), ru.limits(rebalance.ScaleUp(cur, next), false))
+	ru.want(rebalance.ScaleUp(cur, next), ru.limits(rebalance.ScaleUp(cur, next), false))
+	return nil
 }
 
 // scalingUp waits for the targets' new pods, then lets the sources shrink.
@@ -347,9 +374,7 @@ func (ru *run) scalingUp(ctx context.Context) error {
 	ru.resumed()
 	// Level-based: the binding holds this half even if a crash came
 	// between the status and the binding write.
-	if err := ru.writeBinding(ctx, ru.w.binding, up, ru.limits(up, false)); err != nil {
-		return err
-	}
+	ru.want(up, ru.limits(up, false))
 	var waiting []string
 	for _, c := range rebalance.Union(prev, next) {
 		if next[c] > prev[c] {
@@ -366,7 +391,8 @@ func (ru *run) scalingUp(ctx context.Context) error {
 	st.StepPhase, st.StepStartTime = appsv1alpha1.StepScalingDown, &ru.now
 	ru.setPhase(appsv1alpha1.PhaseProgressing, reasonStepping, fmt.Sprintf("step %d: targets available, scaling the sources down to %s", st.Step, describe(next)))
 	ru.recordWindows(ctx, prev, next)
-	return ru.writeBinding(ctx, ru.w.binding, next, ru.limits(next, true))
+	ru.want(next, ru.limits(next, true))
+	return nil
 }
 
 // resumed restarts a half-step's deadline when it continues after a pause.
@@ -388,9 +414,7 @@ func (ru *run) scalingDown(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	ru.resumed()
-	if err := ru.writeBinding(ctx, ru.w.binding, next, ru.limits(next, true)); err != nil {
-		return false, err
-	}
+	ru.want(next, ru.limits(next, true))
 	var waiting []string
 	for _, c := range rebalance.Union(prev, next) {
 		if next[c] >= prev[c] {
@@ -544,9 +568,7 @@ func (ru *run) abort(ctx context.Context) error {
 		frozen = ru.w.running()
 	}
 	ru.budget.release(client.ObjectKeyFromObject(ru.rb))
-	if err := ru.writeBinding(ctx, ru.w.binding, frozen, ru.w.limits); err != nil {
-		return err
-	}
+	ru.want(frozen, ru.w.limits)
 	ru.st.Planned, ru.st.StepPhase, ru.st.InFlight = frozen.Replicas(), "", 0
 	ru.end(appsv1alpha1.PhaseAborted, reasonAborted, fmt.Sprintf("aborted at %s; the policy asks %s", describe(frozen), describe(ru.policyFinal())))
 	return nil
@@ -557,9 +579,7 @@ func (ru *run) abort(ctx context.Context) error {
 // range back).
 func (ru *run) complete(ctx context.Context) error {
 	final := rebalance.FromReplicas(ru.st.Planned)
-	if err := ru.writeBinding(ctx, ru.w.binding, final, nil); err != nil {
-		return err
-	}
+	ru.want(final, nil)
 	ru.budget.release(client.ObjectKeyFromObject(ru.rb))
 	if ru.st.RollingBack {
 		ru.end(appsv1alpha1.PhaseRolledBack, reasonRolledBack, "back at "+describe(final))
@@ -662,11 +682,24 @@ func (ru *run) writeStatus(ctx context.Context) error {
 	if equality.Semantic.DeepEqual(&ru.rb.Status, ru.st) {
 		return nil
 	}
+	key := client.ObjectKeyFromObject(ru.rb)
+	if !decisive(&ru.rb.Status, ru.st) {
+		// Only observed counts and messages changed: written at most once
+		// per observedInterval, so a waiting step does not turn the
+		// Rebalance into a hot object.
+		if left := ru.writes.wait(key, ru.now.Time); left > 0 {
+			if ru.requeue == 0 || left < ru.requeue {
+				ru.requeue = left
+			}
+			return nil
+		}
+	}
 	base := ru.rb.DeepCopy()
 	ru.rb.Status = *ru.st
 	if err := ru.client.Status().Patch(ctx, ru.rb, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
 		client.FieldOwner(names.FieldManager)); err != nil {
 		return fmt.Errorf("writing the status of Rebalance %s: %w", klog.KObj(ru.rb), err)
 	}
+	ru.writes.wrote(key, ru.now.Time)
 	return nil
 }

@@ -2,10 +2,13 @@ package rebalance
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
@@ -142,4 +145,57 @@ func stepTime(st *appsv1alpha1.RebalanceStatus) time.Duration {
 		return defaultStepTime
 	}
 	return sum / time.Duration(n)
+}
+
+// observedInterval bounds how often a Rebalance status is written for
+// observed counts alone.
+const observedInterval = 5 * time.Second
+
+// decisive reports whether the new status records a decision (phase, step,
+// plan, conditions' status or reason, ...) rather than only fresher
+// observations (per-cluster counts, summary, ETA, condition messages).
+// Decisions are always written at once.
+func decisive(old, cur *appsv1alpha1.RebalanceStatus) bool {
+	strip := func(s *appsv1alpha1.RebalanceStatus) *appsv1alpha1.RebalanceStatus {
+		c := s.DeepCopy()
+		c.Clusters, c.Summary, c.EstimatedCompletionTime = nil, appsv1alpha1.Summary{}, nil
+		for i := range c.Conditions {
+			c.Conditions[i].Message, c.Conditions[i].LastTransitionTime = "", metav1.Time{}
+		}
+		return c
+	}
+	return !equality.Semantic.DeepEqual(strip(old), strip(cur))
+}
+
+// statusWrites remembers when each Rebalance's status was last written.
+type statusWrites struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName]time.Time
+}
+
+func newStatusWrites() *statusWrites {
+	return &statusWrites{last: map[types.NamespacedName]time.Time{}}
+}
+
+// wait is how long an observation-only write of key must still wait.
+func (w *statusWrites) wait(key types.NamespacedName, now time.Time) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.last[key]
+	if !ok {
+		return 0
+	}
+	return max(0, observedInterval-now.Sub(last))
+}
+
+func (w *statusWrites) wrote(key types.NamespacedName, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.last[key] = now
+}
+
+func (w *statusWrites) forget(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.last, key)
 }
