@@ -39,6 +39,11 @@ const (
 
 var rblMembers = []string{"member1", "member2"}
 
+// rblMemberArgs give each member room for 500 workloads at their peak
+// there (member2 runs 4 replicas of each at the end and 5 while a step
+// surges): 10 nodes × 250 pods, and 10 × 32 cores for 2,500 × 100m.
+const rblMemberArgs = "--member-args=--nodes=10,--max-pods=250,--node-cpu=32"
+
 // rblWorkloads is the number of HPA workloads, 500 unless
 // ATOLL_BENCH_REBALANCE_WORKLOADS says otherwise (a smaller run fits a
 // busy machine).
@@ -85,7 +90,7 @@ func BenchmarkRebalance(b *testing.B) {
 
 func runRebalanceScenario(b *testing.B) {
 	n := rblWorkloads(b)
-	cp := framework.StartControlPlane(b, framework.Options{Members: 2, Args: []string{propMemberArgs,
+	cp := framework.StartControlPlane(b, framework.Options{Members: 2, Args: []string{rblMemberArgs,
 		"--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s"}})
 	ctx := framework.Context(b, 45*time.Minute)
 	c := cp.Client(b)

@@ -12,6 +12,12 @@ import (
 // HPAs from it. Absent: no move steers the HPAs.
 const HPALimitsAnnotation = "apps.atoll.dev/hpa-limits"
 
+// StepAnnotation on a workload's ResourceBinding records the half-step a
+// move last wrote to it ("3/ScalingDown"), in the same patch as the
+// half-step itself, so the binding is the record of its own state and the
+// Rebalance status needs no write of its own for a step's second half.
+const StepAnnotation = "apps.atoll.dev/rebalance-step"
+
 // Limit is what a move imposes on one member HPA.
 type Limit struct {
 	// Min raises the HPA's minReplicas to at least this (a target's floor).

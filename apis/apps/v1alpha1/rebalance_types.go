@@ -279,6 +279,11 @@ type RebalanceStatus struct {
 	// fleet-wide budget).
 	// +optional
 	InFlight int32 `json:"inFlight,omitempty"`
+	// hpaEffectiveMin is the sum of the member HPAs' minReplicas (each
+	// cluster that runs replicas gets at least 1, so it can exceed the
+	// template HPA's minReplicas).
+	// +optional
+	HPAEffectiveMin *int32 `json:"hpaEffectiveMin,omitempty"`
 	// clusters is the observed state of each participating cluster.
 	// +optional
 	// +listType=map

@@ -204,6 +204,11 @@ func (in *RebalanceStatus) DeepCopyInto(out *RebalanceStatus) {
 		*out = make([]ClusterReplicas, len(*in))
 		copy(*out, *in)
 	}
+	if in.HPAEffectiveMin != nil {
+		in, out := &in.HPAEffectiveMin, &out.HPAEffectiveMin
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Clusters != nil {
 		in, out := &in.Clusters, &out.Clusters
 		*out = make([]ClusterProgress, len(*in))

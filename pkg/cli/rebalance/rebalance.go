@@ -174,6 +174,9 @@ func status(out io.Writer, rb *appsv1alpha1.Rebalance, now time.Time) error {
 		mode = "member HPAs (minReplicas floors, maxReplicas caps)"
 	}
 	fmt.Fprintf(out, "Steering:   %s\n", mode)
+	if st.HPAEffectiveMin != nil {
+		fmt.Fprintf(out, "HPA min:    %d in total over the members\n", *st.HPAEffectiveMin)
+	}
 	if st.EstimatedCompletionTime != nil {
 		fmt.Fprintf(out, "ETA:        %s (in %s)\n", st.EstimatedCompletionTime.UTC().Format(time.RFC3339),
 			duration.HumanDuration(max(0, st.EstimatedCompletionTime.Sub(now))))

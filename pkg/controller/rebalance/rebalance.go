@@ -76,6 +76,7 @@ type reconciler struct {
 	clock    clock.Clock
 	budget   *budget
 	writes   *statusWrites
+	targets  *targetsSeen
 	recorder recorder.EventRecorder
 }
 
@@ -84,7 +85,7 @@ type reconciler struct {
 func Setup(_ context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts Options) error {
 	opts.defaults()
 	r := &reconciler{client: mgr.GetClient(), cc: cc, opts: opts, clock: opts.Clock,
-		budget: newBudget(opts.MaxInFlight), writes: newStatusWrites(), recorder: mgr.GetEventRecorder("atoll-rebalance")}
+		budget: newBudget(opts.MaxInFlight), writes: newStatusWrites(), targets: newTargetsSeen(), recorder: mgr.GetEventRecorder("atoll-rebalance")}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&appsv1alpha1.Rebalance{}).
@@ -102,6 +103,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.budget.release(req.NamespacedName)
 			r.writes.forget(req.NamespacedName)
+			r.targets.forget(req.NamespacedName)
 			return r.adopt(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
@@ -131,14 +133,14 @@ func (r *reconciler) adopt(ctx context.Context, key client.ObjectKey) (ctrl.Resu
 	}
 	v, moving := b.Annotations[rebalance.TargetAnnotation]
 	if !moving {
-		return ctrl.Result{}, r.writeBinding(ctx, &b, rebalance.FromTargets(b.Spec.Clusters), nil)
+		return ctrl.Result{}, r.writeBinding(ctx, &b, rebalance.FromTargets(b.Spec.Clusters), nil, "")
 	}
 	ts, err := rebalance.DecodeTarget(v)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if rebalance.FromTargets(ts).Equal(rebalance.FromTargets(b.Spec.Clusters)) {
-		return ctrl.Result{}, r.writeBinding(ctx, &b, rebalance.FromTargets(b.Spec.Clusters), nil)
+		return ctrl.Result{}, r.writeBinding(ctx, &b, rebalance.FromTargets(b.Spec.Clusters), nil, "")
 	}
 	rb := &appsv1alpha1.Rebalance{
 		ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name, Labels: map[string]string{CreatedByLabel: names.FieldManager}},
@@ -260,23 +262,19 @@ func finished(p appsv1alpha1.RebalancePhase) bool {
 	return false
 }
 
-// writeBinding makes the binding's spec.clusters d and its HPA limits
-// limits, in one optimistic patch, when either differs.
-func (r *reconciler) writeBinding(ctx context.Context, b *workv1alpha2.ResourceBinding, d rebalance.Distribution, limits rebalance.Limits) error {
+// writeBinding makes the binding's spec.clusters d, its HPA limits limits
+// and its record of the half-step under way half, in one optimistic patch,
+// when any differs.
+func (r *reconciler) writeBinding(ctx context.Context, b *workv1alpha2.ResourceBinding, d rebalance.Distribution, limits rebalance.Limits, half string) error {
 	encoded := limits.Encode()
-	if rebalance.FromTargets(b.Spec.Clusters).Equal(d) && b.Annotations[rebalance.HPALimitsAnnotation] == encoded {
+	if rebalance.FromTargets(b.Spec.Clusters).Equal(d) && b.Annotations[rebalance.HPALimitsAnnotation] == encoded &&
+		b.Annotations[rebalance.StepAnnotation] == half {
 		return nil
 	}
 	base := b.DeepCopy()
 	b.Spec.Clusters = d.Targets()
-	if encoded == "" {
-		delete(b.Annotations, rebalance.HPALimitsAnnotation)
-	} else {
-		if b.Annotations == nil {
-			b.Annotations = map[string]string{}
-		}
-		b.Annotations[rebalance.HPALimitsAnnotation] = encoded
-	}
+	setAnnotation(b, rebalance.HPALimitsAnnotation, encoded)
+	setAnnotation(b, rebalance.StepAnnotation, half)
 	if err := r.client.Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
 		client.FieldOwner(names.FieldManager)); err != nil {
 		return fmt.Errorf("writing the step to binding %s: %w", klog.KObj(b), err)
@@ -295,4 +293,16 @@ func describe(d rebalance.Distribution) string {
 		return "none"
 	}
 	return strings.Join(parts, ",")
+}
+
+// setAnnotation sets key to value on b, or removes it for "".
+func setAnnotation(b *workv1alpha2.ResourceBinding, key, value string) {
+	if value == "" {
+		delete(b.Annotations, key)
+		return
+	}
+	if b.Annotations == nil {
+		b.Annotations = map[string]string{}
+	}
+	b.Annotations[key] = value
 }

@@ -63,6 +63,8 @@ type run struct {
 	windows map[string]int32
 	// pending is the binding write this reconcile ends with.
 	pending *bindingWrite
+	// settling: the step waits for the target to settle.
+	settling bool
 }
 
 // drive runs one reconcile: decide, record the decision in the status,
@@ -80,7 +82,7 @@ func (r *reconciler) drive(ctx context.Context, rb *appsv1alpha1.Rebalance) (ctr
 		return ctrl.Result{}, err
 	}
 	if p := ru.pending; p != nil {
-		if err := ru.writeBinding(ctx, ru.w.binding, p.clusters, p.limits); err != nil {
+		if err := ru.writeBinding(ctx, ru.w.binding, p.clusters, p.limits, p.half); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -92,12 +94,23 @@ func (r *reconciler) drive(ctx context.Context, rb *appsv1alpha1.Rebalance) (ctr
 type bindingWrite struct {
 	clusters rebalance.Distribution
 	limits   rebalance.Limits
+	// half is the StepAnnotation value ("" removes it).
+	half string
 }
 
 // want sets what the binding must hold after this reconcile (the last call
-// wins).
+// wins), recording the half-step under way when a step is.
 func (ru *run) want(clusters rebalance.Distribution, limits rebalance.Limits) {
-	ru.pending = &bindingWrite{clusters: clusters, limits: limits}
+	ru.pending = &bindingWrite{clusters: clusters, limits: limits, half: halfOf(ru.st)}
+}
+
+// halfOf is the StepAnnotation value of a status: "3/ScalingDown", or ""
+// between steps.
+func halfOf(st *appsv1alpha1.RebalanceStatus) string {
+	if st.StepPhase == "" || finished(st.Phase) {
+		return ""
+	}
+	return fmt.Sprintf("%d/%s", st.Step, st.StepPhase)
 }
 
 // step decides and acts; the caller writes the status.
@@ -126,9 +139,16 @@ func (ru *run) step(ctx context.Context) error {
 	}
 	ru.w = w
 	st.HPA = w.hpa != nil
-	if ru.batch, err = rebalance.Batch(rb.Spec.MaxSurge, rb.Spec.MinBatch, max(w.running().Total(), w.target.Total())); err != nil {
+	total := max(w.running().Total(), w.target.Total())
+	if ru.batch, err = rebalance.Batch(rb.Spec.MaxSurge, rb.Spec.MinBatch, total); err != nil {
 		ru.invalid(reasonInvalid, err.Error())
 		return nil
+	}
+	if w.hpa != nil && !capSources(rb) {
+		// Uncapped sources shrink only if their per-pod load moves by more
+		// than the HPA's 10% tolerance: a step must add more than a ninth
+		// of the total (T/(T+m) < 0.9).
+		ru.batch = max(ru.batch, total/9+1)
 	}
 	if msg := ru.checkStages(); msg != "" {
 		ru.invalid(reasonInvalid, msg)
@@ -141,8 +161,8 @@ func (ru *run) step(ctx context.Context) error {
 			// The scheduler wrote a result at once (failover, or the policy
 			// opted out): it owns spec.clusters now.
 			ru.budget.release(key)
-			ru.want(w.current, nil)
 			ru.end(appsv1alpha1.PhaseFailed, reasonSuperseded, "the scheduler placed the workload at once (failover or an immediate policy); this move ended where it stood")
+			ru.want(w.current, nil)
 		case "", appsv1alpha1.PhasePending:
 			ru.setPhase(appsv1alpha1.PhasePending, reasonWaitingForTarget, "waiting for the policy to change the workload's distribution")
 		}
@@ -152,8 +172,11 @@ func (ru *run) step(ctx context.Context) error {
 	ru.setValid()
 
 	if !rebalance.FromReplicas(st.PolicyTarget).Equal(w.target) {
+		// The first time this controller saw the target, so that a settle
+		// wait that was never written to the status still ends.
+		seen := metav1.NewTime(ru.targets.firstSeen(key, rebalance.EncodeTarget(w.target.Targets()), ru.now.Time))
 		st.PolicyTarget = w.target.Replicas()
-		st.TargetChangeTime = &ru.now
+		st.TargetChangeTime = &seen
 		if st.Phase == appsv1alpha1.PhaseCompleted || st.Phase == appsv1alpha1.PhaseFailed {
 			st.Phase = "" // a new move of the same workload
 		}
@@ -176,20 +199,29 @@ func (ru *run) step(ctx context.Context) error {
 	if rb.Spec.Rollback && !st.RollingBack {
 		ru.rollback("spec.rollback is set")
 	}
+	if st.StepPhase == appsv1alpha1.StepScalingUp &&
+		w.binding.Annotations[rebalance.StepAnnotation] == fmt.Sprintf("%d/%s", st.Step, appsv1alpha1.StepScalingDown) {
+		// The binding already holds this step's second half (its status
+		// write was coalesced away, or lost in a crash): go on from there,
+		// never back to the first half.
+		st.StepPhase = appsv1alpha1.StepScalingDown
+	}
 	if st.InFlight > 0 && st.StepPhase != "" {
 		ru.budget.hold(key, st.InFlight) // after a restart
 	}
 	return ru.advance(ctx)
 }
 
-// start begins a move from what runs now.
+// start begins a move from what runs now (again, while nothing moved).
 func (ru *run) start() {
 	st, from := ru.st, ru.w.running()
+	if st.Phase == "" {
+		ru.event(corev1.EventTypeNormal, "MoveStarted", "moving %s from %s to %s", st.Summary.Workload, describe(from), describe(ru.policyFinal()))
+	}
 	st.From, st.Origin, st.Planned, st.Previous = from.Replicas(), from.Replicas(), from.Replicas(), nil
 	st.Stage, st.Step, st.StepPhase, st.InFlight, st.RollingBack = 0, 0, "", 0, false
 	st.StepStartTime, st.EstimatedCompletionTime = nil, nil
 	st.Phase = appsv1alpha1.PhasePending
-	ru.event(corev1.EventTypeNormal, "MoveStarted", "moving %s from %s to %s", st.Summary.Workload, describe(from), describe(ru.policyFinal()))
 }
 
 // policyFinal is where the policy wants the workload: the scheduler's
@@ -319,6 +351,7 @@ func (ru *run) startStep(ctx context.Context, cur, final rebalance.Distribution)
 		if left := ru.opts.SettleWindow - ru.now.Sub(st.TargetChangeTime.Time); left > 0 {
 			ru.setPhase(phaseWaiting(st), reasonSettling, "waiting for edits to the policy and the template to settle")
 			ru.requeue = left
+			ru.settling = true
 			return nil
 		}
 	}
@@ -415,6 +448,7 @@ func (ru *run) scalingDown(ctx context.Context) (bool, error) {
 	}
 	ru.resumed()
 	ru.want(next, ru.limits(next, true))
+	ru.ensureWindows(ctx, prev, next)
 	var waiting []string
 	for _, c := range rebalance.Union(prev, next) {
 		if next[c] >= prev[c] {
@@ -496,6 +530,9 @@ func (ru *run) deadline(shrinking bool) time.Duration {
 				widest = max(widest, *c.ScaleDownWindowSeconds)
 			}
 		}
+		for _, w := range ru.windows {
+			widest = max(widest, w)
+		}
 		d = max(d, time.Duration(widest)*time.Second+hpaSyncPeriod)
 	}
 	return d
@@ -568,8 +605,8 @@ func (ru *run) abort(ctx context.Context) error {
 		frozen = ru.w.running()
 	}
 	ru.budget.release(client.ObjectKeyFromObject(ru.rb))
-	ru.want(frozen, ru.w.limits)
 	ru.st.Planned, ru.st.StepPhase, ru.st.InFlight = frozen.Replicas(), "", 0
+	ru.want(frozen, ru.w.limits)
 	ru.end(appsv1alpha1.PhaseAborted, reasonAborted, fmt.Sprintf("aborted at %s; the policy asks %s", describe(frozen), describe(ru.policyFinal())))
 	return nil
 }
@@ -662,6 +699,24 @@ func moving(cur, next rebalance.Distribution) int32 {
 	return n
 }
 
+// ensureWindows reads the sources' HPA windows again when the status does
+// not hold them yet (the write that would have carried them was coalesced).
+func (ru *run) ensureWindows(ctx context.Context, prev, next rebalance.Distribution) {
+	if ru.w.hpa == nil || ru.windows != nil {
+		return
+	}
+	known := map[string]bool{}
+	for _, c := range ru.st.Clusters {
+		known[c.Name] = c.ScaleDownWindowSeconds != nil
+	}
+	for _, c := range rebalance.Union(prev, next) {
+		if next[c] < prev[c] && !known[c] {
+			ru.recordWindows(ctx, prev, next)
+			return
+		}
+	}
+}
+
 // recordWindows reads the sources' HPA windows once per step.
 func (ru *run) recordWindows(ctx context.Context, prev, next rebalance.Distribution) {
 	if ru.w.hpa == nil {
@@ -683,7 +738,12 @@ func (ru *run) writeStatus(ctx context.Context) error {
 		return nil
 	}
 	key := client.ObjectKeyFromObject(ru.rb)
-	if !decisive(&ru.rb.Status, ru.st) {
+	if ru.settling && ru.rb.Status.Step == ru.st.Step && ru.rb.Status.StepPhase == ru.st.StepPhase {
+		// Waiting for edits to settle changes nothing worth a write; the
+		// wait is remembered in memory (ru.targets).
+		return nil
+	}
+	if !decisive(&ru.rb.Status, ru.st, ru.pending) {
 		// Only observed counts and messages changed: written at most once
 		// per observedInterval, so a waiting step does not turn the
 		// Rebalance into a hot object.

@@ -44,6 +44,7 @@ func (ru *run) observedStatus() {
 			lo = *w.hpa.Spec.MinReplicas
 		}
 		bounds = rebalance.HPABounds(current, lo, w.hpa.Spec.MaxReplicas, limits)
+		st.HPAEffectiveMin = ptr.To(rebalance.EffectiveMin(bounds))
 	}
 	old := map[string]appsv1alpha1.ClusterProgress{}
 	for _, c := range st.Clusters {
@@ -154,17 +155,58 @@ const observedInterval = 5 * time.Second
 // decisive reports whether the new status records a decision (phase, step,
 // plan, conditions' status or reason, ...) rather than only fresher
 // observations (per-cluster counts, summary, ETA, condition messages).
-// Decisions are always written at once.
-func decisive(old, cur *appsv1alpha1.RebalanceStatus) bool {
+// Decisions are always written at once, except a step's second half when
+// the binding write records it (pending carries the StepAnnotation), so a
+// step costs one status write, not two.
+func decisive(old, cur *appsv1alpha1.RebalanceStatus, pending *bindingWrite) bool {
+	secondHalf := pending != nil && old.Step == cur.Step && old.StepPhase == appsv1alpha1.StepScalingUp &&
+		cur.StepPhase == appsv1alpha1.StepScalingDown && pending.half == halfOf(cur)
 	strip := func(s *appsv1alpha1.RebalanceStatus) *appsv1alpha1.RebalanceStatus {
 		c := s.DeepCopy()
-		c.Clusters, c.Summary, c.EstimatedCompletionTime = nil, appsv1alpha1.Summary{}, nil
+		c.Clusters, c.Summary, c.EstimatedCompletionTime, c.HPAEffectiveMin = nil, appsv1alpha1.Summary{}, nil, nil
+		if secondHalf {
+			c.StepPhase, c.StepStartTime = "", nil
+		}
 		for i := range c.Conditions {
 			c.Conditions[i].Message, c.Conditions[i].LastTransitionTime = "", metav1.Time{}
 		}
 		return c
 	}
 	return !equality.Semantic.DeepEqual(strip(old), strip(cur))
+}
+
+// targetsSeen remembers when this controller first saw each Rebalance's
+// current target, so that waiting for edits to settle needs no status
+// write (a restart only restarts the wait).
+type targetsSeen struct {
+	mu   sync.Mutex
+	seen map[types.NamespacedName]seenTarget
+}
+
+type seenTarget struct {
+	target string
+	at     time.Time
+}
+
+func newTargetsSeen() *targetsSeen {
+	return &targetsSeen{seen: map[types.NamespacedName]seenTarget{}}
+}
+
+// firstSeen is when target was first seen for key (now, if it is new).
+func (t *targetsSeen) firstSeen(key types.NamespacedName, target string, now time.Time) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.seen[key]; ok && s.target == target {
+		return s.at
+	}
+	t.seen[key] = seenTarget{target: target, at: now}
+	return now
+}
+
+func (t *targetsSeen) forget(key types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.seen, key)
 }
 
 // statusWrites remembers when each Rebalance's status was last written.

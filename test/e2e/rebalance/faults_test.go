@@ -21,13 +21,8 @@ import (
 // reversal and exactly the four steps the plan has (no step done twice).
 func TestControlPlaneRestartMidMove(t *testing.T) {
 	ctx := framework.Context(t, 8*time.Minute)
-	c := world.Client(t)
 	ns, app, name := "restart", "web", "web-move"
-	pp := plainWorkload(ctx, t, ns, app, 12, 1, 1, map[string]int{"member1": 6, "member2": 6})
-	framework.Create(t, c, slowMove(ns, name, app, 3*time.Second))
-	s := startSampler(ctx, t, ns, app)
-	setWeights(t, pp, 1, 5)
-	waitStep(ctx, t, ns, name, 2)
+	s := midMove(ctx, t, ns, 3*time.Second, 2)
 
 	undo := world.InjectFault(t, "control-plane", "stop", "start --wait 2m")
 	time.Sleep(10 * time.Second)
@@ -35,11 +30,7 @@ func TestControlPlaneRestartMidMove(t *testing.T) {
 
 	rb := waitCompleted(ctx, t, ns, name, "2:10", 4*time.Minute)
 	waitRunning(ctx, t, ns, app, map[string]int{"member1": 2, "member2": 10}, time.Minute)
-	s.end()
-	samples := s.all()
-	logSamples(t, samples)
-	checkFloor(t, samples, 12)
-	checkMonotonic(t, samples, map[string]bool{"member2": true})
+	s.finish(t, 12, map[string]bool{"member2": true})
 	if rb.Status.Step != 4 {
 		t.Errorf("the move took %d steps, want 4 (6:6 to 2:10, one replica a step): %s", rb.Status.Step, describeRebalance(rb))
 	}
@@ -85,12 +76,8 @@ func TestClusterNotReadyPausesStep(t *testing.T) {
 // (Superseded) and does not fight the failover.
 func TestFailoverWins(t *testing.T) {
 	ctx := framework.Context(t, 8*time.Minute)
-	c := world.Client(t)
 	ns, app, name := "failover", "web", "web-move"
-	pp := plainWorkload(ctx, t, ns, app, 12, 1, 1, map[string]int{"member1": 6, "member2": 6})
-	framework.Create(t, c, slowMove(ns, name, app, 3*time.Second))
-	setWeights(t, pp, 1, 5)
-	waitStep(ctx, t, ns, name, 1)
+	midMove(ctx, t, ns, 3*time.Second, 1).end()
 
 	world.InjectFault(t, "member1", "stop", "start --wait 2m")
 	rb := waitPhase(ctx, t, ns, name, appsv1alpha1.PhaseFailed, 3*time.Minute)

@@ -18,6 +18,8 @@ var members = []string{"member1", "member2"}
 func TestMain(m *testing.M) {
 	os.Exit(framework.RunWithControlPlane(m, &world, framework.Options{
 		Members: 2,
-		Args:    append(framework.FastClusterHealthArgs(), "--rebalance-settle-window=1s"),
+		// A small fleet-wide budget, so that TestFleetBudgetQueues sees a
+		// move wait for others (single moves here add at most 3 replicas).
+		Args: append(framework.FastClusterHealthArgs(), "--rebalance-settle-window=1s", "--rebalance-max-in-flight=4"),
 	}))
 }

@@ -152,3 +152,16 @@ func logSamples(t *testing.T, samples []sample) {
 		}
 	}
 }
+
+// finish stops sampling, logs the samples and checks the capacity floor
+// and the direction of each member (grow: the members that only grow);
+// it returns the samples.
+func (s *sampler) finish(t *testing.T, floor int, grow map[string]bool) []sample {
+	t.Helper()
+	s.end()
+	samples := s.all()
+	logSamples(t, samples)
+	checkFloor(t, samples, floor)
+	checkMonotonic(t, samples, grow)
+	return samples
+}

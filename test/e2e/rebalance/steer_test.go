@@ -31,6 +31,19 @@ func slowMove(ns, name, app string, interval time.Duration) *appsv1alpha1.Rebala
 	}
 }
 
+// midMove runs 12 replicas at 1:1 in namespace ns, creates a Rebalance
+// web-move moving one replica per step at most every interval, changes the
+// policy to 1:5 (2:10) and returns, sampling, once step has started.
+func midMove(ctx context.Context, t *testing.T, ns string, interval time.Duration, step int32) *sampler {
+	t.Helper()
+	pp := plainWorkload(ctx, t, ns, "web", 12, 1, 1, map[string]int{"member1": 6, "member2": 6})
+	framework.Create(t, world.Client(t), slowMove(ns, "web-move", "web", interval))
+	s := startSampler(ctx, t, ns, "web")
+	setWeights(t, pp, 1, 5)
+	waitStep(ctx, t, ns, "web-move", step)
+	return s
+}
+
 // waitStep waits until the Rebalance has started step n.
 func waitStep(ctx context.Context, t *testing.T, ns, name string, n int32) {
 	t.Helper()
@@ -80,11 +93,7 @@ func TestStagesWithPause(t *testing.T) {
 	}
 	waitCompleted(ctx, t, ns, name, "4:8", 3*time.Minute)
 	waitRunning(ctx, t, ns, app, map[string]int{"member1": 4, "member2": 8}, time.Minute)
-	s.end()
-	samples := s.all()
-	logSamples(t, samples)
-	checkFloor(t, samples, 12)
-	checkMonotonic(t, samples, map[string]bool{"member2": true})
+	s.finish(t, 12, map[string]bool{"member2": true})
 	if _, err := rebalanceOf(ctx, c, ns, app); err == nil {
 		t.Errorf("atoll created a Rebalance of its own beside the user's %s", name)
 	}
@@ -101,13 +110,8 @@ func rebalanceAt(ctx context.Context, c client.Client, ns, name string) (*appsv1
 // Ready pods change: the abort deletes nothing.
 func TestAbortKeepsEveryPod(t *testing.T) {
 	ctx := framework.Context(t, 6*time.Minute)
-	c := world.Client(t)
-	ns, app, name := "aborted", "web", "web-move"
-	pp := plainWorkload(ctx, t, ns, app, 12, 1, 1, map[string]int{"member1": 6, "member2": 6})
-	framework.Create(t, c, slowMove(ns, name, app, 4*time.Second))
-	s := startSampler(ctx, t, ns, app)
-	setWeights(t, pp, 1, 5)
-	waitStep(ctx, t, ns, name, 2)
+	ns, name := "aborted", "web-move"
+	s := midMove(ctx, t, ns, 4*time.Second, 2)
 
 	out := world.Atoll(t, "rebalance", "abort", ns+"/"+name, "--kubeconfig", world.Kubeconfig)
 	if !strings.Contains(out, "aborted") {
@@ -134,11 +138,7 @@ func TestAbortKeepsEveryPod(t *testing.T) {
 		}
 		return true, now.String()
 	})
-	s.end()
-	samples := s.all()
-	logSamples(t, samples)
-	checkFloor(t, samples, 12)
-	checkMonotonic(t, samples, map[string]bool{"member2": true})
+	s.finish(t, 12, map[string]bool{"member2": true})
 	if frozen.replicas["member2"] <= 6 || frozen.replicas["member2"] >= 10 {
 		t.Errorf("aborted at %s, want mid-way between 6:6 and 2:10", frozen)
 	}
@@ -150,13 +150,8 @@ func TestAbortKeepsEveryPod(t *testing.T) {
 // way after it, and ends RolledBack.
 func TestRollback(t *testing.T) {
 	ctx := framework.Context(t, 6*time.Minute)
-	c := world.Client(t)
 	ns, app, name := "rolledback", "web", "web-move"
-	pp := plainWorkload(ctx, t, ns, app, 12, 1, 1, map[string]int{"member1": 6, "member2": 6})
-	framework.Create(t, c, slowMove(ns, name, app, 2*time.Second))
-	s := startSampler(ctx, t, ns, app)
-	setWeights(t, pp, 1, 5)
-	waitStep(ctx, t, ns, name, 2)
+	s := midMove(ctx, t, ns, 2*time.Second, 2)
 
 	turned := time.Now()
 	world.Atoll(t, "rebalance", "rollback", ns+"/"+name, "--kubeconfig", world.Kubeconfig)
