@@ -429,7 +429,9 @@ func summaryChanged(o, n *clusterv1alpha1.Cluster) bool {
 func (r *reconciler) handoff(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec,
 	result []workv1alpha2.TargetCluster, clusters []*clusterv1alpha1.Cluster) (resultChanged, targetChanged bool, target string) {
 	current, hasTarget := obj.GetAnnotations()[rebalance.TargetAnnotation]
-	if rebalance.Gradual(rebalance.FromTargets(spec.Clusters), rebalance.FromTargets(result), hasTarget, r.optedOut(ctx, obj), spec, clusters) {
+	// Rebalances are namespaced: a ClusterResourceBinding (a cluster-scoped
+	// workload, rare with replicas) moves at once, as before.
+	if obj.GetNamespace() != "" && rebalance.Gradual(rebalance.FromTargets(spec.Clusters), rebalance.FromTargets(result), hasTarget, r.optedOut(ctx, obj), spec, clusters) {
 		target = rebalance.EncodeTarget(result)
 		return false, target != current, target
 	}

@@ -65,6 +65,8 @@ type run struct {
 	pending *bindingWrite
 	// settling: the step waits for the target to settle.
 	settling bool
+	// deleted: the Rebalance was deleted to start over.
+	deleted bool
 }
 
 // drive runs one reconcile: decide, record the decision in the status,
@@ -75,7 +77,7 @@ type run struct {
 func (r *reconciler) drive(ctx context.Context, rb *appsv1alpha1.Rebalance) (ctrl.Result, error) {
 	ru := &run{reconciler: r, rb: rb, st: rb.Status.DeepCopy(), now: metav1.NewTime(r.clock.Now())}
 	err := ru.step(ctx)
-	if err != nil {
+	if err != nil || ru.deleted {
 		return ctrl.Result{}, err
 	}
 	if err := ru.writeStatus(ctx); err != nil {
@@ -171,6 +173,17 @@ func (ru *run) step(ctx context.Context) error {
 	}
 	ru.setValid()
 
+	if !rebalance.FromReplicas(st.PolicyTarget).Equal(w.target) &&
+		(st.Phase == appsv1alpha1.PhaseAborted || st.Phase == appsv1alpha1.PhaseRolledBack) && rb.Labels[CreatedByLabel] != "" {
+		// The policy or the template changed after the move was aborted or
+		// rolled back: that move is over, and a fresh Rebalance (created
+		// when this one is gone) moves toward the new target. A user's own
+		// Rebalance stays: deleting it is theirs to do.
+		klog.FromContext(ctx).V(0).Info("New target after an aborted or rolled back move; starting over", "rebalance", klog.KObj(rb))
+		ru.budget.release(key)
+		ru.deleted = true
+		return client.IgnoreNotFound(ru.client.Delete(ctx, rb, client.Preconditions{UID: &rb.UID}))
+	}
 	if !rebalance.FromReplicas(st.PolicyTarget).Equal(w.target) {
 		// The first time this controller saw the target, so that a settle
 		// wait that was never written to the status still ends.
