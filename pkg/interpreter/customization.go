@@ -216,7 +216,7 @@ func (c *compiled) aggregateStatus(ctx context.Context, template *unstructured.U
 	plainItems := make([]any, 0, len(items))
 	for _, item := range items {
 		m := map[string]any{"clusterName": item.ClusterName, "applied": item.Applied, "health": string(item.Health)}
-		if s := statusOf(item); s != nil {
+		if s := StatusOf(item); s != nil {
 			m["status"] = s
 		}
 		plainItems = append(plainItems, m)

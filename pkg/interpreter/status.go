@@ -70,7 +70,7 @@ func nativeAggregateStatus(template *unstructured.Unstructured, items []workv1al
 	}
 	reflected := make([]map[string]any, 0, len(items))
 	for _, item := range items {
-		if r := statusOf(item); r != nil {
+		if r := StatusOf(item); r != nil {
 			reflected = append(reflected, r)
 		}
 	}
@@ -98,8 +98,9 @@ func nativeAggregateStatus(template *unstructured.Unstructured, items []workv1al
 	return out
 }
 
-// statusOf decodes an item's reflected status.
-func statusOf(item workv1alpha2.AggregatedStatusItem) map[string]any {
+// StatusOf decodes an aggregated status item's reflected status (nil when
+// there is none).
+func StatusOf(item workv1alpha2.AggregatedStatusItem) map[string]any {
 	if item.Status == nil || len(item.Status.Raw) == 0 {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
@@ -27,6 +28,21 @@ const ModeAnnotation = "apps.atoll.dev/rebalance"
 
 // ModeImmediate is the ModeAnnotation value that opts out.
 const ModeImmediate = "Immediate"
+
+// Annotate sets one of the rebalance annotations on obj, or removes it for
+// "" (the scheduler and the rebalance controller write them through it).
+func Annotate(obj metav1.Object, key, value string) {
+	a := obj.GetAnnotations()
+	if value == "" {
+		delete(a, key)
+	} else {
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[key] = value
+	}
+	obj.SetAnnotations(a)
+}
 
 // EncodeTarget is the TargetAnnotation value of a scheduling result.
 func EncodeTarget(ts []workv1alpha2.TargetCluster) string {

@@ -204,7 +204,7 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 			spec.Clusters = res.Clusters
 		}
 		if targetChanged {
-			setAnnotation(obj, rebalance.TargetAnnotation, target)
+			rebalance.Annotate(obj, rebalance.TargetAnnotation, target)
 			logger.V(1).Info("Binding moves gradually", "binding", klog.KObj(obj), "target", res.Clusters)
 		}
 		spec.GracefulEvictionTasks = a.tasks
@@ -458,18 +458,4 @@ func (r *reconciler) optedOut(ctx context.Context, obj client.Object) bool {
 		return false
 	}
 	return policy.GetAnnotations()[rebalance.ModeAnnotation] == rebalance.ModeImmediate
-}
-
-// setAnnotation sets key to value on obj, or removes it for "".
-func setAnnotation(obj client.Object, key, value string) {
-	a := obj.GetAnnotations()
-	if value == "" {
-		delete(a, key)
-	} else {
-		if a == nil {
-			a = map[string]string{}
-		}
-		a[key] = value
-	}
-	obj.SetAnnotations(a)
 }

@@ -2,13 +2,11 @@ package rebalance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,7 +75,7 @@ func (r *reconciler) observe(ctx context.Context, rb *appsv1alpha1.Rebalance) (*
 	}
 	for _, item := range b.Status.AggregatedStatus {
 		o := observed{reported: item.Status != nil}
-		if s := statusMap(item.Status); s != nil {
+		if s := interpreter.StatusOf(item); s != nil {
 			o.replicas, o.ready = interpreter.ReplicaCounts(w.gk, s)
 		}
 		w.observed[item.ClusterName] = o
@@ -101,7 +99,7 @@ func (r *reconciler) observe(ctx context.Context, rb *appsv1alpha1.Rebalance) (*
 		w.hpa = h
 		for _, item := range hb.Status.AggregatedStatus {
 			o := w.observed[item.ClusterName]
-			_, o.hpaDesired, o.hpaReported = interpreter.AutoscalerStatus(statusMap(item.Status))
+			_, o.hpaDesired, o.hpaReported = interpreter.AutoscalerStatus(interpreter.StatusOf(item))
 			w.observed[item.ClusterName] = o
 		}
 		break
@@ -179,17 +177,6 @@ func (w *world) unhealthy(ds ...rebalance.Distribution) []string {
 		}
 	}
 	return out
-}
-
-func statusMap(raw *runtime.RawExtension) map[string]any {
-	if raw == nil || len(raw.Raw) == 0 {
-		return nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw.Raw, &m); err != nil {
-		return nil
-	}
-	return m
 }
 
 // scaleDownWindows reads the effective scale-down stabilization window of

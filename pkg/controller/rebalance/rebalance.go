@@ -273,8 +273,8 @@ func (r *reconciler) writeBinding(ctx context.Context, b *workv1alpha2.ResourceB
 	}
 	base := b.DeepCopy()
 	b.Spec.Clusters = d.Targets()
-	setAnnotation(b, rebalance.HPALimitsAnnotation, encoded)
-	setAnnotation(b, rebalance.StepAnnotation, half)
+	rebalance.Annotate(b, rebalance.HPALimitsAnnotation, encoded)
+	rebalance.Annotate(b, rebalance.StepAnnotation, half)
 	if err := r.client.Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
 		client.FieldOwner(names.FieldManager)); err != nil {
 		return fmt.Errorf("writing the step to binding %s: %w", klog.KObj(b), err)
@@ -293,16 +293,4 @@ func describe(d rebalance.Distribution) string {
 		return "none"
 	}
 	return strings.Join(parts, ",")
-}
-
-// setAnnotation sets key to value on b, or removes it for "".
-func setAnnotation(b *workv1alpha2.ResourceBinding, key, value string) {
-	if value == "" {
-		delete(b.Annotations, key)
-		return
-	}
-	if b.Annotations == nil {
-		b.Annotations = map[string]string{}
-	}
-	b.Annotations[key] = value
 }
