@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -83,7 +84,16 @@ func waitScheduled(t *testing.T, c client.Client, obj client.Object, want string
 		}
 		spec, status := bindingState(obj)
 		cond := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
+		// The scheduler's latest result: spec.clusters, or the target it
+		// handed to a gradual move (rebalance.TargetAnnotation).
 		got := formatTargets(spec.Clusters)
+		if v, ok := obj.GetAnnotations()[rebalance.TargetAnnotation]; ok {
+			ts, err := rebalance.DecodeTarget(v)
+			if err != nil {
+				return false, err.Error()
+			}
+			got = formatTargets(ts)
+		}
 		msg := fmt.Sprintf("clusters %q, observed generation %d of %d, condition %+v", got, status.SchedulerObservedGeneration, obj.GetGeneration(), cond)
 		return got == want && status.SchedulerObservedGeneration == obj.GetGeneration() &&
 			cond != nil && cond.Status == "True" && cond.Reason == workv1alpha2.BindingReasonSuccess &&

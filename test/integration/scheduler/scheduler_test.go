@@ -179,6 +179,12 @@ func TestRescheduleOnClusterLabels(t *testing.T) {
 	c2.Name = "relabel-2"
 	framework.Update(t, c, c2, func(cl *clusterv1alpha1.Cluster) { cl.Labels["env"] = "prod" })
 	waitScheduled(t, c, rb, "relabel-1:2 relabel-2:2")
+	// A cluster joining the placement of a running Divided workload is a
+	// move: handed to the rebalance controller (not running here), not
+	// written to spec.clusters.
+	if spec, _ := bindingState(rb); formatTargets(spec.Clusters) != "relabel-1:4" {
+		t.Errorf("spec.clusters %q, want relabel-1:4 kept while the move is handed over", formatTargets(spec.Clusters))
+	}
 	_, status := bindingState(rb)
 	scheduledAt := status.LastScheduledTime.DeepCopy()
 
