@@ -290,9 +290,10 @@ func TestOnlyCandidateIsNeverEmptied(t *testing.T) {
 			strings.Contains(cond.Message, "no other cluster can take the replicas") &&
 			slices.Equal(clusterNames(rb), []string{"member3"}) && len(rb.Spec.GracefulEvictionTasks) == 0, describe(rb)
 	})
-	if !hasEvent(ctx, c, ns, names.BindingName("Deployment", app), "EvictionBlocked") {
-		t.Errorf("no EvictionBlocked event on the binding")
-	}
+	// Events are written asynchronously, after the condition.
+	framework.Eventually(t, 15*time.Second, "EvictionBlocked event on the binding", func() (bool, string) {
+		return hasEvent(ctx, c, ns, names.BindingName("Deployment", app), "EvictionBlocked"), "no event yet"
+	})
 
 	start()
 	framework.Eventually(t, 2*time.Minute, "member3 back, condition gone, all as before", func() (bool, string) {
