@@ -68,7 +68,7 @@ func DecodeTarget(v string) ([]workv1alpha2.TargetCluster, error) {
 // tasks (failover evicting it from a cluster), or one whose participating
 // cluster is gone, is rescheduled at once.
 func Gradual(cur, next Distribution, hasTarget, optedOut bool, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) bool {
-	if optedOut || spec.Replicas == 0 || len(spec.GracefulEvictionTasks) > 0 || next.Total() == 0 || !divided(spec.Placement) {
+	if optedOut || spec.Replicas == 0 || len(spec.GracefulEvictionTasks) > 0 || next.Total() == 0 || !Divided(spec.Placement) {
 		return false
 	}
 	if !hasTarget && !IsMove(cur, next) {
@@ -90,10 +90,10 @@ func failingOver(c *clusterv1alpha1.Cluster) bool {
 	return c == nil
 }
 
-// divided reports a placement that divides replicas over clusters (where
+// Divided reports a placement that divides replicas over clusters (where
 // weights mean something); Duplicated placements copy the whole workload
 // to each cluster and are placed at once.
-func divided(p *policyv1alpha1.Placement) bool {
+func Divided(p *policyv1alpha1.Placement) bool {
 	return p != nil && p.ReplicaScheduling != nil &&
 		p.ReplicaScheduling.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided
 }

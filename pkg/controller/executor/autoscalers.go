@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
@@ -39,7 +38,7 @@ func (r *reconciler) autoscalerBounds(ctx context.Context, template *unstructure
 	if err := r.client.Get(ctx, key, &wb); err != nil {
 		return nil
 	}
-	if !divided(wb.Spec.Placement) || wb.Spec.Resource.Name != target.Name {
+	if !rebalance.Divided(wb.Spec.Placement) || wb.Spec.Resource.Name != target.Name {
 		return nil
 	}
 	limits, err := rebalance.ParseLimits(wb.Annotations[rebalance.HPALimitsAnnotation])
@@ -48,11 +47,6 @@ func (r *reconciler) autoscalerBounds(ctx context.Context, template *unstructure
 	}
 	lo, hi := interpreter.AutoscalerBounds(template)
 	return rebalance.HPABounds(rebalance.FromTargets(wb.Spec.Clusters), lo, hi, limits)
-}
-
-func divided(p *policyv1alpha1.Placement) bool {
-	return p != nil && p.ReplicaScheduling != nil &&
-		p.ReplicaScheduling.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided
 }
 
 // workloadHandler re-renders the HPAs of a workload whose distribution or
