@@ -462,21 +462,7 @@ func (ru *run) scalingDown(ctx context.Context) (bool, error) {
 	ru.resumed()
 	ru.want(next, ru.limits(next, true))
 	ru.ensureWindows(ctx, prev, next)
-	var waiting []string
-	for _, c := range rebalance.Union(prev, next) {
-		if next[c] >= prev[c] {
-			continue
-		}
-		o := ru.w.observed[c]
-		if next[c] > 0 && o.replicas > next[c] {
-			waiting = append(waiting, fmt.Sprintf("%s still runs %d pods, plan %d", c, o.replicas, next[c]))
-		} else if ru.w.hpa != nil && next[c] > 0 && o.hpaReported && o.hpaDesired > next[c] {
-			waiting = append(waiting, fmt.Sprintf("%s's HPA wants %d replicas, plan %d", c, o.hpaDesired, next[c]))
-		} else if next[c] == 0 && o.reported && o.replicas > 0 {
-			waiting = append(waiting, fmt.Sprintf("%s still runs %d pods, plan 0", c, o.replicas))
-		}
-	}
-	if len(waiting) > 0 {
+	if waiting := sourcesAbovePlan(prev, next, ru.w.observed, ru.w.hpa != nil); len(waiting) > 0 {
 		msg := fmt.Sprintf("step %d: waiting for the sources to come down: %s", st.Step, strings.Join(waiting, "; "))
 		ru.setPhase(appsv1alpha1.PhaseProgressing, reasonStepping, msg)
 		why := "the source clusters did not come down to the plan: " + strings.Join(waiting, "; ")
@@ -492,6 +478,33 @@ func (ru *run) scalingDown(ctx context.Context) (bool, error) {
 	ru.budget.release(key)
 	ru.event(corev1.EventTypeNormal, "StepCompleted", "step %d: now at %s", st.Step, describe(next))
 	return true, nil
+}
+
+// sourcesAbovePlan says, for each cluster the step shrinks, why it is not
+// down to next yet. A source that kept some replicas and reports no status
+// (unreachable for a moment, or not observed since the binding changed) is
+// not down: its count is unknown, and ending the step on it would let the
+// next step start on capacity nobody has seen. A source the step empties
+// reports nothing once withdrawn, so there only a reported count counts.
+func sourcesAbovePlan(prev, next rebalance.Distribution, observed map[string]observed, hpa bool) []string {
+	var waiting []string
+	for _, c := range rebalance.Union(prev, next) {
+		if next[c] >= prev[c] {
+			continue
+		}
+		o := observed[c]
+		switch {
+		case next[c] > 0 && !o.reported:
+			waiting = append(waiting, fmt.Sprintf("%s has not reported its status, plan %d", c, next[c]))
+		case next[c] > 0 && o.replicas > next[c]:
+			waiting = append(waiting, fmt.Sprintf("%s still runs %d pods, plan %d", c, o.replicas, next[c]))
+		case hpa && next[c] > 0 && o.hpaReported && o.hpaDesired > next[c]:
+			waiting = append(waiting, fmt.Sprintf("%s's HPA wants %d replicas, plan %d", c, o.hpaDesired, next[c]))
+		case next[c] == 0 && o.reported && o.replicas > 0:
+			waiting = append(waiting, fmt.Sprintf("%s still runs %d pods, plan 0", c, o.replicas))
+		}
+	}
+	return waiting
 }
 
 // limits are the HPA floors and caps while the workload runs d: a cluster
