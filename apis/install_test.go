@@ -35,6 +35,7 @@ func TestAddToScheme(t *testing.T) {
 		"ResourceBindingList":          {Group: "work.karmada.io", Version: "v1alpha2", Kind: "ResourceBindingList"},
 		"ClusterResourceBinding":       {Group: "work.karmada.io", Version: "v1alpha2", Kind: "ClusterResourceBinding"},
 		"ClusterResourceBindingList":   {Group: "work.karmada.io", Version: "v1alpha2", Kind: "ClusterResourceBindingList"},
+		"Tenant":                       {Group: "policy.atoll.dev", Version: "v1alpha1", Kind: "Tenant"},
 	}
 	for name, gvk := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -46,6 +46,7 @@ func TestFilesAreSortedAndComplete(t *testing.T) {
 		"apps.atoll.dev_rebalances.yaml",
 		"cluster.karmada.io_clusters.yaml",
 		"config.karmada.io_resourceinterpretercustomizations.yaml",
+		"policy.atoll.dev_tenants.yaml",
 		"policy.karmada.io_clusteroverridepolicies.yaml",
 		"policy.karmada.io_clusterpropagationpolicies.yaml",
 		"policy.karmada.io_overridepolicies.yaml",
@@ -105,6 +106,11 @@ func TestCRDNames(t *testing.T) {
 		"overridepolicies.policy.karmada.io": {
 			group: "policy.karmada.io", kind: "OverridePolicy", scope: apiextensionsv1.NamespaceScoped,
 			shortNames: []string{"op"}, categories: []string{"karmada-io"}, version: "v1alpha1",
+		},
+		"tenants.policy.atoll.dev": {
+			group: "policy.atoll.dev", kind: "Tenant", scope: apiextensionsv1.ClusterScoped,
+			shortNames: []string{"tnt"}, categories: []string{"atoll"}, version: "v1alpha1", status: true,
+			printerColumns: []string{"NAMESPACES", "CLUSTERS", "READY", "AGE"},
 		},
 		"clusteroverridepolicies.policy.karmada.io": {
 			group: "policy.karmada.io", kind: "ClusterOverridePolicy", scope: apiextensionsv1.ClusterScoped,

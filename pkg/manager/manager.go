@@ -36,6 +36,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controller/hpamarker"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/controller/rebalance"
+	"github.com/atoll-dev/atoll/pkg/controller/tenant"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/interpreter/script"
@@ -147,6 +148,9 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		}},
 		{Name: "hpa-marker", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return hpamarker.Setup(ctx, mgr, hpamarker.Options{})
+		}},
+		{Name: tenant.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return tenant.Setup(ctx, mgr, tenant.Options{})
 		}},
 		{Name: rebalance.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return rebalance.Setup(ctx, mgr, cc, rebalance.Options{

@@ -49,6 +49,10 @@ func Rules() []rbacv1.PolicyRule {
 		// policies get permanent ids, clusters get status and taints,
 		// rebalances are created for workloads under migration.
 		{APIGroups: []string{"work.karmada.io", "policy.karmada.io", "cluster.karmada.io", "apps.atoll.dev"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+		// Tenants are the platform admins': read, with the resolved
+		// boundary written to their status.
+		{APIGroups: []string{"policy.atoll.dev"}, Resources: []string{"tenants"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"policy.atoll.dev"}, Resources: []string{"tenants/status"}, Verbs: []string{"get", "patch", "update"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 	}
 }
