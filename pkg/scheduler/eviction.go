@@ -47,6 +47,7 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 		byName[c.Name] = c
 	}
 	a := &attempt{tasks: spec.GracefulEvictionTasks}
+	tenant := tenantBoundary(ctx, r.client, obj)
 
 	// returnable: tasks whose cluster is healthy again; waiting: those of
 	// them the placement wants back but the bucket has no token for yet —
@@ -63,7 +64,7 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 		trial.GracefulEvictionTasks = slices.DeleteFunc(slices.Clone(spec.GracefulEvictionTasks), func(t workv1alpha2.GracefulEvictionTask) bool {
 			return slices.Contains(returnable, t.FromCluster)
 		})
-		sc := r.context(obj, &trial, status, clusters)
+		sc := newContext(r.kind.Kind(), obj, &trial, status, clusters, tenant)
 		res, err := r.framework.Schedule(ctx, sc)
 		if err == nil {
 			var back []string
@@ -87,7 +88,7 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 		}
 	}
 
-	a.sc = r.context(obj, spec, status, clusters)
+	a.sc = newContext(r.kind.Kind(), obj, spec, status, clusters, tenant)
 	a.res, a.err = r.framework.Schedule(ctx, a.sc)
 	if len(spec.GracefulEvictionTasks) == 0 || (a.err == nil && !sameTargets(spec.Clusters, a.res.Clusters)) {
 		return a // tasks are judged against a result that has been applied
@@ -119,10 +120,6 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 		}
 	}
 	return a
-}
-
-func (r *reconciler) context(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, clusters []*clusterv1alpha1.Cluster) *framework.SchedulingContext {
-	return newContext(r.kind.Kind(), obj, spec, status, clusters)
 }
 
 // tasksChanged reports whether the attempt changes spec.gracefulEvictionTasks.

@@ -28,6 +28,7 @@ import (
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
@@ -105,6 +106,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			Named("scheduler-"+strings.ToLower(k.Kind())).
 			For(k.NewObject(), builder.WithPredicates(needsScheduling(k))).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
+			Watches(&tenancyv1alpha1.Tenant{}, r.tenantHandler()).
 			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 			Complete(r)
 		if err != nil {
@@ -178,7 +180,7 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 	switch {
 	case schedErr == nil:
 		cond = metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue,
-			Reason: workv1alpha2.BindingReasonSuccess, Message: scheduledMessage}
+			Reason: workv1alpha2.BindingReasonSuccess, Message: withTenantNote(scheduledMessage, sc)}
 	case errors.As(schedErr, &fitErr):
 		result = resultUnschedulable
 		cond = metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,

@@ -28,6 +28,7 @@ import (
 
 	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 )
@@ -187,6 +188,7 @@ func (d *Detector) Start(ctx context.Context) error {
 		{&workv1alpha2.ResourceBinding{}, d.bindingHandler()},
 		{&workv1alpha2.ClusterResourceBinding{}, d.bindingHandler()},
 		{&configv1alpha1.ResourceInterpreterCustomization{}, d.customizationHandler()},
+		{&tenancyv1alpha1.Tenant{}, d.tenantHandler()},
 	}
 	for _, h := range handlers {
 		inf, err := d.cache.GetInformer(ctx, h.obj)

@@ -9,6 +9,7 @@ import (
 
 	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
 
@@ -100,6 +101,7 @@ func policyOf(obj any) *Policy {
 			PermanentID: p.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel],
 			Deleting:    p.DeletionTimestamp != nil, Spec: &p.Spec,
 			WithdrawOnRelease: p.Annotations[policyv1alpha1.WithdrawOnReleaseAnnotation] == "true",
+			Tenant:            p.Annotations[tenancyv1alpha1.TenantAnnotation],
 		}
 	case *policyv1alpha1.ClusterPropagationPolicy:
 		return &Policy{
@@ -170,11 +172,69 @@ func (d *Detector) policyHandler() toolscache.ResourceEventHandler {
 }
 
 // policyChanged: a spec change bumps the generation (policies have no
-// status); labels can be matched by nothing here, but are cheap to compare.
+// status); labels can be matched by nothing here, but are cheap to compare;
+// the tenant record decides what the policy may claim in a shared
+// namespace.
 func policyChanged(oldObj, newObj any) bool {
 	o, ok1 := oldObj.(metav1.Object)
 	n, ok2 := newObj.(metav1.Object)
-	return ok1 && ok2 && (o.GetGeneration() != n.GetGeneration() || !maps.Equal(o.GetLabels(), n.GetLabels()))
+	return ok1 && ok2 && (o.GetGeneration() != n.GetGeneration() || !maps.Equal(o.GetLabels(), n.GetLabels()) ||
+		o.GetAnnotations()[tenancyv1alpha1.TenantAnnotation] != n.GetAnnotations()[tenancyv1alpha1.TenantAnnotation])
+}
+
+// tenantHandler re-evaluates the templates of the namespaces a Tenant
+// lists (before and after a change): what its policies may claim there
+// may have changed. Tenants of the initial list change nothing.
+func (d *Detector) tenantHandler() toolscache.ResourceEventHandler {
+	enqueue := func(objs ...any) {
+		namespaces := map[string]bool{}
+		for _, obj := range objs {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if t, ok := obj.(*tenancyv1alpha1.Tenant); ok {
+				for _, ns := range t.Spec.Namespaces {
+					namespaces[ns] = true
+				}
+			}
+		}
+		d.mu.RLock()
+		defer d.mu.RUnlock()
+		var items []item
+		for ns := range namespaces {
+			for _, w := range d.resources {
+				if !w.Namespaced {
+					continue
+				}
+				objs, _ := w.informer.GetIndexer().ByIndex(toolscache.NamespaceIndex, ns)
+				for _, obj := range objs {
+					if m, ok := obj.(metav1.Object); ok && !d.skipped(w, m) {
+						items = append(items, item{GVR: w.GVR, Namespace: m.GetNamespace(), Name: m.GetName()})
+					}
+				}
+			}
+		}
+		if len(items) > 0 {
+			d.log.V(1).Info("Re-evaluating templates for a tenant change", "templates", len(items))
+			d.enqueue(freshPriority, items...)
+		}
+	}
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if !initial {
+				enqueue(obj)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*tenancyv1alpha1.Tenant)
+			n, ok2 := newObj.(*tenancyv1alpha1.Tenant)
+			if ok1 && ok2 && o.Generation == n.Generation {
+				return // status only
+			}
+			enqueue(oldObj, newObj)
+		},
+		DeleteFunc: func(obj any) { enqueue(obj) },
+	}
 }
 
 // enqueueForPolicy enqueues the templates p claims and those it matches.

@@ -52,7 +52,10 @@ type Policy struct {
 	// WithdrawOnRelease: the policy opted into withdrawing the templates it
 	// lets go (policyv1alpha1.WithdrawOnReleaseAnnotation).
 	WithdrawOnRelease bool
-	Spec              *policyv1alpha1.PropagationSpec
+	// Tenant is the policy's policy.atoll.dev/tenant record (which tenant
+	// it acts for in a shared namespace).
+	Tenant string
+	Spec   *policyv1alpha1.PropagationSpec
 }
 
 // Claim is the policy a template is currently claimed by, as recorded in the

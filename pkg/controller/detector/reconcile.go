@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/tenancy"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -81,6 +83,9 @@ func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
 	if err != nil {
 		return err
 	}
+	if candidates, err = d.withinTenants(ctx, candidates, m); err != nil {
+		return err
+	}
 	decision := Choose(templateOf(w, m), claim, candidates)
 	p := decision.Policy
 	if p == nil {
@@ -122,8 +127,17 @@ func (d *Detector) lazyUnchanged(ctx context.Context, claim *Claim, m *metav1.Pa
 		}
 	}
 	p, err := d.getPolicy(ctx, claim)
-	return err == nil && p != nil && claim.Is(p) && !p.Deleting &&
-		p.Spec.ActivationPreference == policyv1alpha1.LazyActivation
+	if err != nil || p == nil || !claim.Is(p) || p.Deleting || p.Spec.ActivationPreference != policyv1alpha1.LazyActivation {
+		return false
+	}
+	// Lazy waits for the template's change, but never keeps a claim a
+	// tenant boundary (added since) forbids.
+	set, err := d.tenants(ctx)
+	if err != nil {
+		return false
+	}
+	ok, _ := mayClaim(set, p, m)
+	return ok
 }
 
 // candidates are the policies that could claim a template of kind gvk in
@@ -149,6 +163,47 @@ func (d *Detector) candidates(ctx context.Context, gvk schema.GroupVersionKind, 
 		out = append(out, policyOf(&cpps.Items[i]))
 	}
 	return out, nil
+}
+
+// withinTenants drops the PropagationPolicies whose tenant boundary does
+// not hold the template (pkg/tenancy): a tenant's policy never claims
+// another tenant's template, even one written while admission was off. A
+// claim such a policy holds is released like any other lost match.
+func (d *Detector) withinTenants(ctx context.Context, candidates []*Policy, m *metav1.PartialObjectMetadata) ([]*Policy, error) {
+	if m.Namespace == "" {
+		return candidates, nil
+	}
+	set, err := d.tenants(ctx)
+	if err != nil || set.Empty() {
+		return candidates, err
+	}
+	out := candidates[:0:0]
+	for _, p := range candidates {
+		if ok, why := mayClaim(set, p, m); !ok {
+			d.log.V(1).Info("Policy may not claim the template: outside its tenant's boundary", "policy", policyRef(p),
+				"template", klog.KObj(m), "reason", why)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (d *Detector) tenants(ctx context.Context) (*tenancy.Set, error) {
+	var tenants tenancyv1alpha1.TenantList
+	if err := d.client.List(ctx, &tenants, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing tenants: %w", err)
+	}
+	return tenancy.NewSet(tenants.Items), nil
+}
+
+// mayClaim reports whether p's tenant boundary holds the template (always
+// for cluster-scoped policies: they are platform admins').
+func mayClaim(set *tenancy.Set, p *Policy, m metav1.Object) (bool, string) {
+	if p.Cluster || m.GetNamespace() == "" {
+		return true, ""
+	}
+	return set.ForPolicy(p.Namespace, map[string]string{tenancyv1alpha1.TenantAnnotation: p.Tenant}).OwnsTemplate(m.GetNamespace(), m.GetLabels())
 }
 
 // getPolicy returns the policy a claim names, nil when it does not exist.

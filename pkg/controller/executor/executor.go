@@ -27,6 +27,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/admission"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
@@ -115,7 +116,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			Watches(&configv1alpha1.ResourceInterpreterCustomization{}, r.customizationHandler())
 		if kind == namespacedKind {
-			bldr = bldr.Watches(&workv1alpha2.ResourceBinding{}, r.workloadHandler())
+			bldr = bldr.Watches(&workv1alpha2.ResourceBinding{}, r.workloadHandler()).
+				Watches(&tenancyv1alpha1.Tenant{}, r.tenantHandler())
 		}
 		err := bldr.Complete(r)
 		if err != nil {

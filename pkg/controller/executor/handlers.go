@@ -17,6 +17,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 )
 
 // memberEvent enqueues the binding a member object names. An object that
@@ -92,6 +93,47 @@ func (r *reconciler) enqueueForPolicy(ctx context.Context, q workqueue.TypedRate
 		if all || kinds[ref.resource.APIVersion+"/"+ref.resource.Kind] {
 			q.Add(reconcile.Request{NamespacedName: ref.key})
 		}
+	}
+}
+
+// tenantHandler re-syncs, when a Tenant's spec changes (or it comes or
+// goes), the bindings of the namespaces it lists before and after, provided
+// any OverridePolicy is there: which of them may override which template
+// may have changed.
+func (r *reconciler) tenantHandler() handler.EventHandler {
+	type q = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	enqueue := func(ctx context.Context, q q, objs ...client.Object) {
+		namespaces := map[string]bool{}
+		for _, o := range objs {
+			if t, ok := o.(*tenancyv1alpha1.Tenant); ok {
+				for _, ns := range t.Spec.Namespaces {
+					namespaces[ns] = true
+				}
+			}
+		}
+		for ns := range namespaces {
+			var ops policyv1alpha1.OverridePolicyList
+			if err := r.client.List(ctx, &ops, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil || len(ops.Items) == 0 {
+				continue
+			}
+			refs, err := r.kind.list(ctx, r.client, ns)
+			if err != nil {
+				klog.FromContext(ctx).Error(err, "Listing bindings for a tenant change", "namespace", ns)
+				continue
+			}
+			for _, ref := range refs {
+				q.Add(reconcile.Request{NamespacedName: ref.key})
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q q) { enqueue(ctx, q, e.Object) },
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q q) {
+			if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
+				enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q q) { enqueue(ctx, q, e.Object) },
 	}
 }
 

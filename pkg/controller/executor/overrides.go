@@ -3,15 +3,19 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/overridemanager"
+	"github.com/atoll-dev/atoll/pkg/tenancy"
 )
 
 // overridePolicies are the override policies that may apply to one
@@ -24,20 +28,41 @@ type overridePolicies struct {
 func (p *overridePolicies) empty() bool { return len(p.cluster) == 0 && len(p.namespaced) == 0 }
 
 // overridePolicies lists the ClusterOverridePolicies and, for a namespaced
-// template, the OverridePolicies of its namespace.
-func (r *reconciler) overridePolicies(ctx context.Context, namespace string) (*overridePolicies, error) {
+// template, the OverridePolicies of its namespace whose tenant boundary
+// holds the template (pkg/tenancy): a tenant's override never changes
+// another tenant's objects, even one written while admission was off.
+func (r *reconciler) overridePolicies(ctx context.Context, template *unstructured.Unstructured) (*overridePolicies, error) {
 	out := &overridePolicies{}
 	var cops policyv1alpha1.ClusterOverridePolicyList
 	if err := r.client.List(ctx, &cops); err != nil {
 		return nil, fmt.Errorf("listing ClusterOverridePolicies: %w", err)
 	}
 	out.cluster = cops.Items
-	if namespace != "" {
-		var ops policyv1alpha1.OverridePolicyList
-		if err := r.client.List(ctx, &ops, client.InNamespace(namespace)); err != nil {
-			return nil, fmt.Errorf("listing OverridePolicies of namespace %s: %w", namespace, err)
-		}
-		out.namespaced = ops.Items
+	namespace := template.GetNamespace()
+	if namespace == "" {
+		return out, nil
+	}
+	var ops policyv1alpha1.OverridePolicyList
+	if err := r.client.List(ctx, &ops, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing OverridePolicies of namespace %s: %w", namespace, err)
+	}
+	out.namespaced = ops.Items
+	if len(ops.Items) == 0 {
+		return out, nil
+	}
+	var tenants tenancyv1alpha1.TenantList
+	if err := r.client.List(ctx, &tenants, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing tenants: %w", err)
+	}
+	if set := tenancy.NewSet(tenants.Items); !set.Empty() {
+		out.namespaced = slices.DeleteFunc(out.namespaced, func(op policyv1alpha1.OverridePolicy) bool {
+			ok, why := set.ForPolicy(op.Namespace, op.Annotations).OwnsTemplate(namespace, template.GetLabels())
+			if !ok {
+				klog.FromContext(ctx).V(1).Info("Override policy does not apply: the template is outside its tenant's boundary",
+					"policy", klog.KObj(&op), "template", klog.KObj(template), "reason", why)
+			}
+			return !ok
+		})
 	}
 	return out, nil
 }

@@ -69,7 +69,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		targets[t.Name] = t.Replicas
 	}
 	suspended := spec.Suspension != nil && ptrTrue(spec.Suspension.Dispatching)
-	overrides, err := r.overridePolicies(ctx, template.GetNamespace())
+	overrides, err := r.overridePolicies(ctx, template)
 	if err != nil {
 		return reconcile.Result{}, err
 	}

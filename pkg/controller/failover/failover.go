@@ -87,7 +87,7 @@ func (o *Options) defaults() {
 // Setup adds failover for both binding kinds to mgr.
 func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 	opts.defaults()
-	sim, err := scheduler.NewSimulator(opts.Plugins)
+	sim, err := scheduler.NewSimulator(opts.Plugins, mgr.GetClient())
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func TestReconcile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sim, err := scheduler.NewSimulator(nil)
+	sim, err := scheduler.NewSimulator(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

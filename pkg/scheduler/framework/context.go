@@ -52,6 +52,11 @@ type SchedulingContext struct {
 	// placement uses clusterAffinity or neither.
 	AffinityName string
 
+	// Tenant is the boundary of the tenant whose policy placed the
+	// binding: no cluster outside it may be used, whatever the placement
+	// selects. nil: a platform admin's policy, unbounded.
+	Tenant *TenantBoundary
+
 	previous      map[string]int32
 	evicting      map[string]struct{}
 	affinityStart int
@@ -176,4 +181,31 @@ func UsesAvailableReplicas(p *policyv1alpha1.Placement) bool {
 		return false
 	}
 	return DivisionPreference(p) == policyv1alpha1.ReplicaDivisionPreferenceAggregated || !IsStaticWeighted(p)
+}
+
+// TenantBoundary is the cluster set a tenant's policy is held to
+// (pkg/tenancy decides it; the framework only filters by it).
+type TenantBoundary struct {
+	// Tenant names the tenant; empty for a closed boundary, which allows
+	// no cluster.
+	Tenant string
+	// Reason says why a closed boundary is closed.
+	Reason string
+	// Allows reports whether a cluster is in the set.
+	Allows func(*clusterv1alpha1.Cluster) bool
+}
+
+// Excluded lists the clusters of the attempt the tenant boundary keeps
+// the binding off, sorted (nil when unbounded).
+func (sc *SchedulingContext) Excluded() []string {
+	if sc.Tenant == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range sc.Clusters {
+		if !sc.Tenant.Allows(c) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }

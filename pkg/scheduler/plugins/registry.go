@@ -10,14 +10,17 @@ import (
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/replicaassignment"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/spreadconstraint"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/tainttoleration"
+	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/tenantboundary"
 )
 
-// NewInTreeRegistry lists the in-tree plugins in run order. Filters that
-// express the user's intent come first, so a cluster's diagnosis names the
-// most meaningful reason: affinity, then eviction, taints, APIs and the
-// properties spread constraints group by.
+// NewInTreeRegistry lists the in-tree plugins in run order. The tenant
+// boundary comes first (a cluster outside it is out whatever else holds);
+// then the filters that express the user's intent, so a cluster's
+// diagnosis names the most meaningful reason: affinity, then eviction,
+// taints, APIs and the properties spread constraints group by.
 func NewInTreeRegistry() framework.Registry {
 	return framework.Registry{
+		{Name: tenantboundary.Name, Factory: tenantboundary.New},
 		{Name: clusteraffinity.Name, Factory: clusteraffinity.New},
 		{Name: clustereviction.Name, Factory: clustereviction.New},
 		{Name: tainttoleration.Name, Factory: tainttoleration.New},
