@@ -1,20 +1,27 @@
 // Package admission holds the admission rules atoll installs in the control
-// plane beside its CRDs: ValidatingAdmissionPolicies, evaluated by the API
-// server itself, so there is no webhook server to keep alive. The executor
-// enforces the same rules again (defence in depth: an object written while
+// plane beside its CRDs: Validating- and MutatingAdmissionPolicies,
+// evaluated by the API server itself, so there is no webhook server to keep
+// alive. The binding-scope policy keeps bindings in their rooms; the
+// tenancy policies (tenancy.yaml) keep tenants in theirs. The controllers
+// enforce the same rules again (defence in depth: an object written while
 // a policy was missing is still never acted on).
 package admission
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
+	_ "embed"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -97,14 +104,57 @@ func Policies() (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionr
 	return policy, binding
 }
 
-// Manifests returns the policies as YAML documents (for `atoll crds`).
-func Manifests() ([][]byte, error) {
+// tenancyManifests are the tenant-boundary policies (see the file's
+// header): YAML, because their CEL reads best as written.
+//
+//go:embed tenancy.yaml
+var tenancyManifests []byte
+
+// Names of the tenant-boundary policies (each has a binding of the same
+// name).
+const (
+	TenantBoundaryPolicy = "atoll-tenant-boundaries"
+	PolicyRecordsPolicy  = "atoll-policy-records"
+)
+
+// objects are every admission object atoll installs, in apply order (a
+// policy before its binding).
+func objects() ([]*unstructured.Unstructured, error) {
 	policy, binding := Policies()
-	var out [][]byte
+	var out []*unstructured.Unstructured
 	for _, obj := range []any{policy, binding} {
-		data, err := yaml.Marshal(obj)
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
 			return nil, fmt.Errorf("encoding admission policy: %w", err)
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(tenancyManifests), 4096)
+	for {
+		var u unstructured.Unstructured
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("decoding the tenancy admission policies: %w", err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, &u)
+		}
+	}
+	return out, nil
+}
+
+// Manifests returns the policies as YAML documents (for `atoll crds`).
+func Manifests() ([][]byte, error) {
+	objs, err := objects()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for _, obj := range objs {
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return nil, fmt.Errorf("encoding admission policy %s: %w", obj.GetName(), err)
 		}
 		out = append(out, data)
 	}
@@ -113,24 +163,20 @@ func Manifests() ([][]byte, error) {
 
 // Apply installs the policies with server-side apply.
 func Apply(ctx context.Context, cfg *rest.Config) error {
-	kube, err := kubernetes.NewForConfig(cfg)
+	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	policy, binding := Policies()
-	opts := metav1.PatchOptions{FieldManager: names.FieldManager, Force: ptr.To(true)}
-	body, err := json.Marshal(policy)
+	objs, err := objects()
 	if err != nil {
 		return err
 	}
-	if _, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Patch(ctx, policy.Name, types.ApplyPatchType, body, opts); err != nil {
-		return fmt.Errorf("applying ValidatingAdmissionPolicy %s: %w", policy.Name, err)
-	}
-	if body, err = json.Marshal(binding); err != nil {
-		return err
-	}
-	if _, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Patch(ctx, binding.Name, types.ApplyPatchType, body, opts); err != nil {
-		return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
+	opts := metav1.ApplyOptions{FieldManager: names.FieldManager, Force: true}
+	for _, obj := range objs {
+		gvr := admissionregistrationv1.SchemeGroupVersion.WithResource(strings.ToLower(obj.GetKind()) + "s")
+		if _, err := client.Resource(gvr).Apply(ctx, obj.GetName(), obj, opts); err != nil {
+			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
 	}
 	return nil
 }
