@@ -19,6 +19,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/cli/rebalance"
 	"github.com/atoll-dev/atoll/pkg/cli/sim"
 	"github.com/atoll-dev/atoll/pkg/cli/simcluster"
+	"github.com/atoll-dev/atoll/pkg/cli/tenant"
 	"github.com/atoll-dev/atoll/pkg/cli/up"
 )
 
@@ -46,6 +47,7 @@ func main() {
 		Unjoin:            join.Unjoin,
 		Get:               get.Run,
 		Rebalance:         rebalance.Run,
+		Tenant:            tenant.Run,
 	})
 	err := root.ExecuteContext(ctx)
 	cancel()

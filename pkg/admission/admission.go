@@ -161,6 +161,14 @@ func Manifests() ([][]byte, error) {
 	return out, nil
 }
 
+// resources are the API resources of the admission kinds atoll installs.
+var resources = map[string]string{
+	"ValidatingAdmissionPolicy":        "validatingadmissionpolicies",
+	"ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings",
+	"MutatingAdmissionPolicy":          "mutatingadmissionpolicies",
+	"MutatingAdmissionPolicyBinding":   "mutatingadmissionpolicybindings",
+}
+
 // Apply installs the policies with server-side apply.
 func Apply(ctx context.Context, cfg *rest.Config) error {
 	client, err := dynamic.NewForConfig(cfg)
@@ -173,7 +181,11 @@ func Apply(ctx context.Context, cfg *rest.Config) error {
 	}
 	opts := metav1.ApplyOptions{FieldManager: names.FieldManager, Force: true}
 	for _, obj := range objs {
-		gvr := admissionregistrationv1.SchemeGroupVersion.WithResource(strings.ToLower(obj.GetKind()) + "s")
+		resource, ok := resources[obj.GetKind()]
+		if !ok {
+			return fmt.Errorf("applying %s %s: not an admission kind", obj.GetKind(), obj.GetName())
+		}
+		gvr := admissionregistrationv1.SchemeGroupVersion.WithResource(resource)
 		if _, err := client.Resource(gvr).Apply(ctx, obj.GetName(), obj, opts); err != nil {
 			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}

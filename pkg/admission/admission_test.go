@@ -18,6 +18,9 @@ func TestObjects(t *testing.T) {
 	var got []string
 	for _, o := range objs {
 		got = append(got, o.GetKind()+"/"+o.GetName())
+		if _, ok := resources[o.GetKind()]; !ok {
+			t.Errorf("%s has no resource to be applied to", o.GetKind())
+		}
 		var typed runtime.Object
 		switch o.GetKind() {
 		case "ValidatingAdmissionPolicy":

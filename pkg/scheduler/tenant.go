@@ -31,12 +31,11 @@ func tenantBoundary(ctx context.Context, c client.Reader, obj client.Object) *fr
 	if c == nil || obj.GetNamespace() == "" || name == "" {
 		return nil
 	}
-	var tenants tenancyv1alpha1.TenantList
-	if err := c.List(ctx, &tenants); err != nil {
+	set, err := tenancy.Load(ctx, c)
+	if err != nil {
 		return &framework.TenantBoundary{Reason: fmt.Sprintf("the tenants could not be read: %v", err),
 			Allows: func(*clusterv1alpha1.Cluster) bool { return false }}
 	}
-	set := tenancy.NewSet(tenants.Items)
 	if set.Empty() {
 		return nil
 	}

@@ -19,13 +19,16 @@
 package tenancy
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
@@ -174,4 +177,18 @@ func (b Boundary) AllowsCluster(cluster *clusterv1alpha1.Cluster) bool {
 func InClusterSet(t *tenancyv1alpha1.Tenant, cluster *clusterv1alpha1.Cluster) bool {
 	ok, err := clusteraffinity.Matches(cluster, &t.Spec.Clusters)
 	return err == nil && ok
+}
+
+// Load reads every Tenant through c (a cache, in the controllers). A
+// control plane whose Tenant CRD is not installed has no tenants: it
+// behaves as before tenancy existed.
+func Load(ctx context.Context, c client.Reader) (*Set, error) {
+	var list tenancyv1alpha1.TenantList
+	if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		if meta.IsNoMatchError(err) {
+			return NewSet(nil), nil
+		}
+		return nil, fmt.Errorf("listing tenants: %w", err)
+	}
+	return NewSet(list.Items), nil
 }

@@ -23,6 +23,7 @@ type Actions struct {
 	Unjoin            func(ctx context.Context, cfg *Unjoin) error
 	Get               func(ctx context.Context, cfg *Get) error
 	Rebalance         func(ctx context.Context, cfg *Rebalance) error
+	Tenant            func(ctx context.Context, cfg *Tenant) error
 }
 
 // NewRootCommand returns the `atoll` command with all its verbs.
@@ -43,6 +44,7 @@ func NewRootCommand(a Actions) *cobra.Command {
 		NewUnjoinCommand(a.Unjoin),
 		NewGetCommand(a.Get),
 		NewRebalanceCommand(a.Rebalance),
+		NewTenantCommand(a.Tenant),
 	)
 	return root
 }

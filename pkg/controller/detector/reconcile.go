@@ -190,11 +190,7 @@ func (d *Detector) withinTenants(ctx context.Context, candidates []*Policy, m *m
 }
 
 func (d *Detector) tenants(ctx context.Context) (*tenancy.Set, error) {
-	var tenants tenancyv1alpha1.TenantList
-	if err := d.client.List(ctx, &tenants, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing tenants: %w", err)
-	}
-	return tenancy.NewSet(tenants.Items), nil
+	return tenancy.Load(ctx, d.client)
 }
 
 // mayClaim reports whether p's tenant boundary holds the template (always

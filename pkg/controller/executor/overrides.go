@@ -13,7 +13,6 @@ import (
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
-	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/overridemanager"
 	"github.com/atoll-dev/atoll/pkg/tenancy"
 )
@@ -50,11 +49,11 @@ func (r *reconciler) overridePolicies(ctx context.Context, template *unstructure
 	if len(ops.Items) == 0 {
 		return out, nil
 	}
-	var tenants tenancyv1alpha1.TenantList
-	if err := r.client.List(ctx, &tenants, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing tenants: %w", err)
+	set, err := tenancy.Load(ctx, r.client)
+	if err != nil {
+		return nil, err
 	}
-	if set := tenancy.NewSet(tenants.Items); !set.Empty() {
+	if !set.Empty() {
 		out.namespaced = slices.DeleteFunc(out.namespaced, func(op policyv1alpha1.OverridePolicy) bool {
 			ok, why := set.ForPolicy(op.Namespace, op.Annotations).OwnsTemplate(namespace, template.GetLabels())
 			if !ok {
