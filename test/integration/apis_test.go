@@ -118,6 +118,7 @@ func TestKarmadaAPIsServed(t *testing.T) {
 		"clusteroverridepolicies":    {"policy.karmada.io/v1alpha1", "ClusterOverridePolicy", false, []string{"cop"}, false},
 		"resourcebindings":           {"work.karmada.io/v1alpha2", "ResourceBinding", true, []string{"rb"}, true},
 		"clusterresourcebindings":    {"work.karmada.io/v1alpha2", "ClusterResourceBinding", false, []string{"crb"}, true},
+		"tenants":                    {"policy.atoll.dev/v1alpha1", "Tenant", false, []string{"tnt"}, true},
 	}
 	for resource, w := range cases {
 		t.Run(resource, func(t *testing.T) {
@@ -153,9 +154,9 @@ func TestKubectlShortNames(t *testing.T) {
 	if err != nil {
 		t.Skip("kubectl not installed")
 	}
-	out, err := exec.Command(kubectl, "--kubeconfig", shared.Kubeconfig, "get", "pp,cpp,op,cop,rb,crb", "-A").CombinedOutput()
+	out, err := exec.Command(kubectl, "--kubeconfig", shared.Kubeconfig, "get", "pp,cpp,op,cop,rb,crb,tnt", "-A").CombinedOutput()
 	if err != nil {
-		t.Fatalf("kubectl get pp,cpp,op,cop,rb,crb: %v\n%s", err, out)
+		t.Fatalf("kubectl get pp,cpp,op,cop,rb,crb,tnt: %v\n%s", err, out)
 	}
 	out, err = exec.Command(kubectl, "--kubeconfig", shared.Kubeconfig, "get", "clusters").CombinedOutput()
 	if err != nil {
