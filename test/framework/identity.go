@@ -2,7 +2,9 @@ package framework
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
 	"github.com/atoll-dev/atoll/pkg/manager"
 )
 
@@ -51,13 +54,54 @@ func (cp *ControlPlane) ServiceAccountClient(t testing.TB, namespace, name, role
 	}
 	cfg := rest.AnonymousClientConfig(admin)
 	cfg.BearerToken = tr.Status.Token
+	return newClient(t, cfg)
+}
+
+// CertificateClient returns a client that authenticates as user in groups
+// with a client certificate signed by the control plane's CA (as a user
+// handed a kubeconfig by an admin would), bound cluster-wide to the
+// ClusterRole role as a User.
+func (cp *ControlPlane) CertificateClient(t testing.TB, user string, groups []string, role string) client.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	admin := cp.RESTConfig(t)
+	kube, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role + ":user:" + user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("binding user %s to %s: %v", user, role, err)
+	}
+	ca, err := pki.LoadOrCreateCA(pki.Files{Dir: filepath.Join(cp.DataDir, "pki")}, "unused", time.Now())
+	if err != nil {
+		t.Fatalf("loading the control plane's CA: %v", err)
+	}
+	dir := t.TempDir()
+	cert, key, err := pki.EnsureLeaf(ca, filepath.Join(dir, user+".crt"), filepath.Join(dir, user+".key"),
+		pki.LeafSpec{CommonName: user, Organization: groups, Client: true}, time.Now())
+	if err != nil {
+		t.Fatalf("signing a certificate for %s: %v", user, err)
+	}
+	cfg := rest.AnonymousClientConfig(admin)
+	cfg.CertData, cfg.KeyData = cert, key
+	return newClient(t, cfg)
+}
+
+func newClient(t testing.TB, cfg *rest.Config) client.Client {
+	t.Helper()
 	scheme, err := manager.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		t.Fatalf("building a client for %s/%s: %v", namespace, name, err)
+		t.Fatalf("building a client: %v", err)
 	}
 	return c
 }

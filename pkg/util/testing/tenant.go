@@ -27,6 +27,12 @@ func (w *TenantWrapper) ServiceAccount(namespace, name string) *TenantWrapper {
 	return w
 }
 
+// Group adds group name as a subject.
+func (w *TenantWrapper) Group(name string) *TenantWrapper {
+	w.Spec.Subjects = append(w.Spec.Subjects, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: name})
+	return w
+}
+
 // Namespaces sets the tenant's namespaces.
 func (w *TenantWrapper) Namespaces(namespaces ...string) *TenantWrapper {
 	w.Spec.Namespaces = namespaces

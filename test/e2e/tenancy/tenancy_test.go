@@ -47,7 +47,7 @@ func teams(t *testing.T) {
 				{APIGroups: []string{"policy.karmada.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
 				{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"*"}},
 			}},
-			utiltesting.MakeTenant("team-a").ServiceAccount("team-a", "dev").Namespaces("team-a", "shared").
+			utiltesting.MakeTenant("team-a").ServiceAccount("team-a", "dev").Group("team-a-developers").Namespaces("team-a", "shared").
 				ClusterNames("member1").Labels(map[string]string{"team": "a"}).Obj(),
 			utiltesting.MakeTenant("team-b").ServiceAccount("team-b", "dev").Namespaces("team-b", "shared").
 				ClusterNames("member2").Labels(map[string]string{"team": "b"}).Obj(),
@@ -117,6 +117,11 @@ func TestRefusedAtAdmission(t *testing.T) {
 		"tenant team-a", "ClusterPropagationPolicy is for platform admins")
 	refused(t, teamA, utiltesting.MakeOverridePolicy("everything", "").Select("apps/v1", "Deployment", "").ClusterObj(),
 		"tenant team-a", "ClusterOverridePolicy is for platform admins")
+	// A member through the tenant's Group, with a certificate from the
+	// control plane's CA: the same rules.
+	carol := world.CertificateClient(t, "carol", []string{"team-a-developers"}, writerRole)
+	refused(t, carol, utiltesting.MakePropagationPolicy("carols", "team-b").Select("apps/v1", "Deployment", "web").ClusterNames("member2").Obj(),
+		"tenant team-a", "namespace team-b is not the tenant's")
 	refused(t, teamA, utiltesting.MakePropagationPolicy("theirs", "team-b").Select("apps/v1", "Deployment", "web").ClusterNames("member1").Obj(),
 		"tenant team-a", "namespace team-b is not the tenant's")
 	refused(t, teamA, utiltesting.MakePropagationPolicy("their-labels", "shared").SelectLabels("apps/v1", "Deployment", map[string]string{"team": "b"}).ClusterNames("member1").Obj(),
@@ -146,11 +151,11 @@ func TestRefusedAtAdmission(t *testing.T) {
 	if got := mine.Annotations; got[tenancyv1alpha1.TenantAnnotation] != "team-a" || got[tenancyv1alpha1.CreatorAnnotation] != "system:serviceaccount:team-a:dev" {
 		t.Errorf("recorded annotations %v, want tenant team-a and creator system:serviceaccount:team-a:dev", got)
 	}
-	// An edit cannot move it to another tenant.
-	mine.Annotations[tenancyv1alpha1.TenantAnnotation] = "team-b"
-	if err := teamA.Update(ctx, mine); err != nil {
-		t.Fatalf("team-a could not edit its own policy: %v", err)
-	}
+	// An edit cannot move it to another tenant (the detector labels the
+	// policy meanwhile, hence the re-reading Update).
+	framework.Update(t, teamA, mine, func(p *policyv1alpha1.PropagationPolicy) {
+		p.Annotations[tenancyv1alpha1.TenantAnnotation] = "team-b"
+	})
 	if got := mine.Annotations[tenancyv1alpha1.TenantAnnotation]; got != "team-a" {
 		t.Errorf("after team-a's edit the policy is tenant %q's, want team-a's", got)
 	}
@@ -162,8 +167,16 @@ func TestRefusedAtAdmission(t *testing.T) {
 	if err := teamB.Create(ctx, theirs); err != nil {
 		t.Fatalf("team-b's policy was refused: %v", err)
 	}
-	theirs.Labels = map[string]string{"edited-by": "team-a"}
-	if err := teamA.Update(ctx, theirs); !apierrors.IsForbidden(err) || !strings.Contains(fmt.Sprint(err), "belongs to tenant team-b") {
+	var err error
+	framework.Eventually(t, 10*time.Second, "team-a's edit of team-b's policy answered (not a conflict)", func() (bool, string) {
+		if err = teamB.Get(ctx, client.ObjectKeyFromObject(theirs), theirs); err != nil {
+			return false, err.Error()
+		}
+		theirs.Spec.Placement.ClusterAffinity.ClusterNames = []string{"member1"}
+		err = teamA.Update(ctx, theirs)
+		return !apierrors.IsConflict(err), fmt.Sprint(err)
+	})
+	if !apierrors.IsForbidden(err) || !strings.Contains(fmt.Sprint(err), "belongs to tenant team-b") {
 		t.Errorf("team-a editing team-b's policy: got %v, want Forbidden: belongs to tenant team-b", err)
 	}
 	if err := teamA.Delete(ctx, theirs); !apierrors.IsForbidden(err) || !strings.Contains(fmt.Sprint(err), "belongs to tenant team-b") {
