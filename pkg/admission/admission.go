@@ -15,17 +15,21 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -206,4 +210,35 @@ func OutOfRoom(namespaced bool, bindingNamespace string, spec *workv1alpha2.Reso
 		return fmt.Sprintf("namespace %s is reserved; atoll never propagates from it", bindingNamespace)
 	}
 	return ""
+}
+
+// effectiveTimeout bounds WaitEffective.
+const effectiveTimeout = 2 * time.Minute
+
+// WaitEffective waits until the API server evaluates the tenancy policies:
+// right after the Tenant CRD is installed (or the API server starts), its
+// admission plugins cannot resolve the policies' paramKind for a while,
+// and with failurePolicy Fail every policy write is refused ("failed to
+// configure policy"). A dry-run PropagationPolicy creation, which passes
+// both policies once they are configured, tells when that is over.
+func WaitEffective(ctx context.Context, cfg *rest.Config) error {
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	probe := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": policyv1alpha1.GroupVersion.String(), "kind": "PropagationPolicy",
+		"metadata": map[string]any{"name": "atoll-admission-probe", "namespace": metav1.NamespaceDefault},
+		"spec":     map[string]any{"resourceSelectors": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "atoll-admission-probe"}}},
+	}}
+	pps := client.Resource(policyv1alpha1.GroupVersion.WithResource("propagationpolicies")).Namespace(metav1.NamespaceDefault)
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, effectiveTimeout, true, func(ctx context.Context) (bool, error) {
+		_, last = pps.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return last == nil || apierrors.IsAlreadyExists(last), nil
+	})
+	if err != nil {
+		return fmt.Errorf("admission policies not effective after %s: %w", effectiveTimeout, last)
+	}
+	return nil
 }

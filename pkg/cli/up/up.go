@@ -223,6 +223,13 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 	if err := admission.Apply(ctx, cp.Config); err != nil {
 		return err
 	}
+	// Ready means policies can be written: not before the API server
+	// evaluates the tenancy admission policies.
+	start := time.Now()
+	if err := admission.WaitEffective(ctx, cp.Config); err != nil {
+		return err
+	}
+	klog.InfoS("Admission policies effective", "after", time.Since(start).Round(time.Millisecond))
 	// The controller-manager runs with the least privilege that works, not
 	// as the admin.
 	if err := rbac.Apply(ctx, cp.Config, rbac.UserSubject(rbac.ControllerManagerUser)); err != nil {
