@@ -67,15 +67,8 @@ func withTenantNote(msg string, sc *framework.SchedulingContext) string {
 // (before and after a change): its cluster set or sharing may have moved.
 func (r *reconciler) tenantHandler() handler.EventHandler {
 	type q = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	enqueue := func(ctx context.Context, q q, objs ...client.Object) {
-		namespaces := map[string]bool{}
-		for _, o := range objs {
-			if t, ok := o.(*tenancyv1alpha1.Tenant); ok {
-				for _, ns := range t.Spec.Namespaces {
-					namespaces[ns] = true
-				}
-			}
-		}
+	enqueue := func(ctx context.Context, q q, objs ...any) {
+		namespaces := tenancy.NamespacesOf(objs...)
 		if len(namespaces) == 0 || r.kind.Kind() != "ResourceBinding" {
 			return
 		}

@@ -192,3 +192,18 @@ func Load(ctx context.Context, c client.Reader) (*Set, error) {
 	}
 	return NewSet(list.Items), nil
 }
+
+// NamespacesOf is the set of namespaces the given Tenants list (anything
+// else is skipped): where a change of those Tenants can change what a
+// policy may reach.
+func NamespacesOf(objs ...any) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range objs {
+		if t, ok := o.(*tenancyv1alpha1.Tenant); ok {
+			for _, ns := range t.Spec.Namespaces {
+				out[ns] = true
+			}
+		}
+	}
+	return out
+}

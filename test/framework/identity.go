@@ -38,14 +38,7 @@ func (cp *ControlPlane) ServiceAccountClient(t testing.TB, namespace, name, role
 	if _, err := kube.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("creating ServiceAccount %s/%s: %v", namespace, name, err)
 	}
-	crb := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role + ":" + namespace + ":" + name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}},
-	}
-	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("binding ServiceAccount %s/%s to %s: %v", namespace, name, role, err)
-	}
+	bind(ctx, t, kube, role, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name})
 	tr, err := kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
 	}, metav1.CreateOptions{})
@@ -70,14 +63,7 @@ func (cp *ControlPlane) CertificateClient(t testing.TB, user string, groups []st
 	if err != nil {
 		t.Fatal(err)
 	}
-	crb := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role + ":user:" + user},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	}
-	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("binding user %s to %s: %v", user, role, err)
-	}
+	bind(ctx, t, kube, role, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user})
 	ca, err := pki.LoadOrCreateCA(pki.Files{Dir: filepath.Join(cp.DataDir, "pki")}, "unused", time.Now())
 	if err != nil {
 		t.Fatalf("loading the control plane's CA: %v", err)
@@ -91,6 +77,19 @@ func (cp *ControlPlane) CertificateClient(t testing.TB, user string, groups []st
 	cfg := rest.AnonymousClientConfig(admin)
 	cfg.CertData, cfg.KeyData = cert, key
 	return newClient(t, cfg)
+}
+
+// bind binds subject cluster-wide to the ClusterRole role (once).
+func bind(ctx context.Context, t testing.TB, kube kubernetes.Interface, role string, subject rbacv1.Subject) {
+	t.Helper()
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role + ":" + subject.Kind + ":" + subject.Namespace + ":" + subject.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("binding %s %s to %s: %v", subject.Kind, subject.Name, role, err)
+	}
 }
 
 func newClient(t testing.TB, cfg *rest.Config) client.Client {

@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -125,18 +124,5 @@ func formatMemory(q resource.Quantity) string {
 // controlPlaneClient is a client of the control plane that knows atoll's
 // kinds.
 func controlPlaneClient(path string) (client.Client, error) {
-	cfg, err := kubeconfig.Load(path, "")
-	if err != nil {
-		return nil, err
-	}
-	cfg.Timeout = 30 * time.Second
-	s := runtime.NewScheme()
-	if err := clusterv1alpha1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		return nil, fmt.Errorf("control plane at %s: %w", cfg.Host, err)
-	}
-	return c, nil
+	return kubeconfig.Client(path, clusterv1alpha1.AddToScheme)
 }

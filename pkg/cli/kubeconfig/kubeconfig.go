@@ -4,10 +4,13 @@ package kubeconfig
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Load returns the client config of path (one file, or a $KUBECONFIG-style
@@ -36,4 +39,26 @@ func clientConfig(path, context string) clientcmd.ClientConfig {
 	}
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 		&clientcmd.ConfigOverrides{CurrentContext: context, ClusterDefaults: clientcmdapi.Cluster{}})
+}
+
+// Client returns a client of the control plane that path reaches (current
+// context), knowing the kinds the given AddToScheme functions register,
+// with a 30s request timeout (a CLI verb must not hang on a dead server).
+func Client(path string, addToScheme ...func(*runtime.Scheme) error) (client.Client, error) {
+	cfg, err := Load(path, "")
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = 30 * time.Second
+	s := runtime.NewScheme()
+	for _, add := range addToScheme {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return nil, fmt.Errorf("control plane at %s: %w", cfg.Host, err)
+	}
+	return c, nil
 }

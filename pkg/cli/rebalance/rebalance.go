@@ -15,7 +15,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,20 +72,7 @@ func Run(ctx context.Context, cfg *cmds.Rebalance) error {
 }
 
 func newClient(path string) (client.Client, error) {
-	cfg, err := kubeconfig.Load(path, "")
-	if err != nil {
-		return nil, err
-	}
-	cfg.Timeout = 30 * time.Second
-	s := runtime.NewScheme()
-	if err := appsv1alpha1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		return nil, fmt.Errorf("control plane at %s: %w", cfg.Host, err)
-	}
-	return c, nil
+	return kubeconfig.Client(path, appsv1alpha1.AddToScheme)
 }
 
 // target reads NS/NAME or NAME (in -n or the kubeconfig's namespace).

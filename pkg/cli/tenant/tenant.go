@@ -10,12 +10,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
@@ -60,23 +58,7 @@ func Run(ctx context.Context, cfg *cmds.Tenant) error {
 }
 
 func newClient(path string) (client.Client, error) {
-	cfg, err := kubeconfig.Load(path, "")
-	if err != nil {
-		return nil, err
-	}
-	cfg.Timeout = 30 * time.Second
-	s := runtime.NewScheme()
-	if err := tenancyv1alpha1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := policyv1alpha1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		return nil, fmt.Errorf("control plane at %s: %w", cfg.Host, err)
-	}
-	return c, nil
+	return kubeconfig.Client(path, tenancyv1alpha1.AddToScheme, policyv1alpha1.AddToScheme)
 }
 
 func list(out io.Writer, tenants []tenancyv1alpha1.Tenant) error {

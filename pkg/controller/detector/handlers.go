@@ -11,6 +11,7 @@ import (
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/tenancy"
 )
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
@@ -187,17 +188,12 @@ func policyChanged(oldObj, newObj any) bool {
 // may have changed. Tenants of the initial list change nothing.
 func (d *Detector) tenantHandler() toolscache.ResourceEventHandler {
 	enqueue := func(objs ...any) {
-		namespaces := map[string]bool{}
-		for _, obj := range objs {
+		for i, obj := range objs {
 			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if t, ok := obj.(*tenancyv1alpha1.Tenant); ok {
-				for _, ns := range t.Spec.Namespaces {
-					namespaces[ns] = true
-				}
+				objs[i] = t.Obj
 			}
 		}
+		namespaces := tenancy.NamespacesOf(objs...)
 		d.mu.RLock()
 		defer d.mu.RUnlock()
 		var items []item

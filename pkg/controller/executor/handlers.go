@@ -17,7 +17,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
-	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/tenancy"
 )
 
 // memberEvent enqueues the binding a member object names. An object that
@@ -102,16 +102,8 @@ func (r *reconciler) enqueueForPolicy(ctx context.Context, q workqueue.TypedRate
 // may have changed.
 func (r *reconciler) tenantHandler() handler.EventHandler {
 	type q = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	enqueue := func(ctx context.Context, q q, objs ...client.Object) {
-		namespaces := map[string]bool{}
-		for _, o := range objs {
-			if t, ok := o.(*tenancyv1alpha1.Tenant); ok {
-				for _, ns := range t.Spec.Namespaces {
-					namespaces[ns] = true
-				}
-			}
-		}
-		for ns := range namespaces {
+	enqueue := func(ctx context.Context, q q, objs ...any) {
+		for ns := range tenancy.NamespacesOf(objs...) {
 			var ops policyv1alpha1.OverridePolicyList
 			if err := r.client.List(ctx, &ops, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil || len(ops.Items) == 0 {
 				continue
