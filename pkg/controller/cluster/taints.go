@@ -20,7 +20,8 @@ var healthTaints = map[string]metav1.ConditionStatus{
 // The health taint has effect NoSchedule and, with noExecute, NoExecute as
 // well (failover evicts what does not tolerate it); without noExecute a
 // NoExecute health taint is left as it is (an operator's). Other taints
-// are kept as they are, in order; a health taint that stays keeps its
+// are kept as they are, in order (a NoExecute one without timeAdded gets
+// now); a health taint that stays keeps its
 // timeAdded (tolerationSeconds count from it); no Ready status ("")
 // changes nothing. added and removed name the changes as key:Effect;
 // changed reports whether the result differs from taints.
@@ -58,6 +59,15 @@ func desiredTaints(taints []corev1.Taint, ready metav1.ConditionStatus, now meta
 				out = append(out, corev1.Taint{Key: want, Effect: e, TimeAdded: &now})
 				added = append(added, want+":"+string(e))
 			}
+		}
+	}
+	// A NoExecute taint without timeAdded (as `kubectl patch` or a user's
+	// tool writes it) gets one, as Karmada's webhook does: tolerationSeconds
+	// count from it, and without it a tolerated taint would never expire.
+	for i := range out {
+		if out[i].Effect == corev1.TaintEffectNoExecute && out[i].TimeAdded == nil {
+			out[i].TimeAdded = &now
+			added = append(added, out[i].Key+":"+string(out[i].Effect)+" (timeAdded)")
 		}
 	}
 	return out, added, removed, len(added) > 0 || len(removed) > 0

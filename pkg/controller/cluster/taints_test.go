@@ -37,6 +37,16 @@ func TestDesiredTaints(t *testing.T) {
 			want:        []corev1.Taint{custom, newTaint(clusterv1alpha1.TaintClusterUnreachable), newNoExecute(clusterv1alpha1.TaintClusterUnreachable)},
 			wantChanged: true,
 		},
+		"a NoExecute taint without timeAdded gets one": {
+			taints: []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}, custom}, ready: metav1.ConditionTrue, noExecute: true,
+			want:        []corev1.Taint{newNoExecute("maintenance"), custom},
+			wantChanged: true,
+		},
+		"a NoExecute taint without timeAdded gets one without NoExecute health taints too": {
+			taints: []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}}, ready: metav1.ConditionTrue,
+			want:        []corev1.Taint{newNoExecute("maintenance")},
+			wantChanged: true,
+		},
 		"with NoExecute, an existing NoExecute taint keeps its time": {
 			taints: []corev1.Taint{unreachable, unreachableNoExecute}, ready: metav1.ConditionUnknown, noExecute: true,
 			want: []corev1.Taint{unreachable, unreachableNoExecute},

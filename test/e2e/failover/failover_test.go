@@ -412,3 +412,56 @@ func TestFlappingClusterLeavesNoStaleTasks(t *testing.T) {
 		t.Errorf("member3's Deployment was recreated while flapping (uid %q, was %s)", got, uid)
 	}
 }
+
+// TestTaintWithoutTimeAdded: an operator taints member3 NoExecute the way
+// kubectl or a script does, without timeAdded. The cluster controller
+// stamps it (as Karmada's webhook does), so a placement that tolerates the
+// taint for 5s leaves member3 after those 5s; without the stamp the
+// toleration would count from "now" at every look and never expire.
+func TestTaintWithoutTimeAdded(t *testing.T) {
+	ctx := framework.Context(t, 4*time.Minute)
+	c := world.Client(t)
+	const ns, app = "fo-taint", "drain"
+	tolerate := corev1.Toleration{Key: "maintenance", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](5)}
+	placement := policyv1alpha1.Placement{ClusterTolerations: []corev1.Toleration{tolerate}}
+	framework.CreateAndCleanup(t, c, utiltesting.MakeNamespace(ns).Obj())
+	framework.Create(t, c, framework.Deployment(app, ns).Replicas(1).Obj(),
+		utiltesting.MakePropagationPolicy(app, ns).Placement(&placement).Select("apps/v1", "Deployment", app).Obj())
+	framework.Eventually(t, 2*time.Minute, "placed on every member", func() (bool, string) {
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Equal(clusterNames(rb), allMembers), describe(rb)
+	})
+
+	var member3 clusterv1alpha1.Cluster
+	member3.Name = "member3"
+	framework.Update(t, c, &member3, func(cl *clusterv1alpha1.Cluster) {
+		cl.Spec.Taints = append(cl.Spec.Taints, corev1.Taint{Key: "maintenance", Effect: corev1.TaintEffectNoExecute})
+	})
+	t.Cleanup(func() {
+		framework.Update(t, c, &member3, func(cl *clusterv1alpha1.Cluster) {
+			cl.Spec.Taints = slices.DeleteFunc(cl.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == "maintenance" })
+		})
+	})
+	framework.Eventually(t, time.Minute, "the taint stamped with timeAdded", func() (bool, string) {
+		cl, err := framework.GetCluster(ctx, c, "member3")
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, tn := range cl.Spec.Taints {
+			if tn.Key == "maintenance" {
+				return tn.TimeAdded != nil, fmt.Sprintf("taint %+v", tn)
+			}
+		}
+		return false, "no maintenance taint"
+	})
+	framework.Eventually(t, time.Minute, "the placement leaves member3 after tolerationSeconds", func() (bool, string) {
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Equal(clusterNames(rb), []string{"member1", "member2"}), describe(rb)
+	})
+}
