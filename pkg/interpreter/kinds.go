@@ -22,6 +22,7 @@ var (
 	pvcGK         = schema.GroupKind{Kind: "PersistentVolumeClaim"}
 	saGK          = schema.GroupKind{Kind: "ServiceAccount"}
 	snapshotGK    = schema.GroupKind{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}
+	crdGK         = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 )
 
 // kind is what atoll knows natively about one kind. This table is the one
@@ -85,6 +86,49 @@ var kinds = map[schema.GroupKind]kind{
 	pvcGK:      {holdsData: true, prune: func(o *unstructured.Unstructured) { unstructured.RemoveNestedField(o.Object, "spec", "volumeName") }},
 	saGK:       {prune: func(o *unstructured.Unstructured) { delete(o.Object, "secrets") }},
 	snapshotGK: {holdsData: true},
+	// A CustomResourceDefinition is healthy once the member serves it; its
+	// custom resources are data (see IsCustomResourceDefinition).
+	crdGK: {health: crdHealth},
+}
+
+// IsCustomResourceDefinition reports whether gk is the
+// CustomResourceDefinition kind: a member copy of one is deleted only when
+// it serves no objects there (deleting it would delete them all).
+func IsCustomResourceDefinition(gk schema.GroupKind) bool { return gk == crdGK }
+
+// CustomResourceOf is the resource a CustomResourceDefinition object
+// defines (a version it serves, preferring the storage version), and
+// whether it is namespaced; ok is false when the object does not say.
+func CustomResourceOf(crd *unstructured.Unstructured) (gvr schema.GroupVersionResource, namespaced, ok bool) {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	scope, _, _ := unstructured.NestedString(crd.Object, "spec", "scope")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	version := ""
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		name, _ := m["name"].(string)
+		served, _ := m["served"].(bool)
+		storage, _ := m["storage"].(bool)
+		if served && (version == "" || storage) {
+			version = name
+		}
+	}
+	if group == "" || plural == "" || version == "" {
+		return schema.GroupVersionResource{}, false, false
+	}
+	return schema.GroupVersionResource{Group: group, Version: version, Resource: plural}, scope == "Namespaced", true
+}
+
+func crdHealth(obj *unstructured.Unstructured, _ map[string]any) workv1alpha2.ResourceHealth {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conditions {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Established" {
+			return healthIf(m["status"] == "True")
+		}
+	}
+	return workv1alpha2.ResourceUnhealthy
 }
 
 // HoldsData reports whether objects of kind gk hold data that outlives the

@@ -14,13 +14,20 @@ import (
 	"github.com/atoll-dev/atoll/pkg/tenancy"
 )
 
-var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+var (
+	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	crdsGVR       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+)
 
 // skipped reports whether a template is in a skipped namespace (or is a
-// Namespace object of a skipped name).
+// Namespace object of a skipped name), or is the CustomResourceDefinition
+// of one of the federation's own APIs.
 func (d *Detector) skipped(w *watched, m metav1.Object) bool {
-	if w.GVR == namespacesGVR {
+	switch w.GVR {
+	case namespacesGVR:
 		return namespaceSkipped(d.opts.SkippedNamespaces, m.GetName())
+	case crdsGVR:
+		return federationCRD(m.GetName())
 	}
 	return namespaceSkipped(d.opts.SkippedNamespaces, m.GetNamespace())
 }

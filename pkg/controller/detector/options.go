@@ -60,8 +60,9 @@ func DefaultSkippedResources() []schema.GroupResource {
 		{Group: "storage.k8s.io", Resource: "volumeattachments"},
 		{Group: "resource.k8s.io", Resource: "resourceslices"},
 		{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"},
-		// API machinery of the control plane itself.
-		{Group: "apiextensions.k8s.io", Resource: "*"},
+		// API machinery of the control plane itself. CustomResourceDefinitions
+		// are templates like any other (a CRD reaches members, then its
+		// custom resources), except the federation's own (skipped).
 		{Group: "apiregistration.k8s.io", Resource: "*"},
 		{Group: "authentication.k8s.io", Resource: "*"},
 		{Group: "authorization.k8s.io", Resource: "*"},
@@ -91,6 +92,21 @@ func (o *Options) defaults() {
 	if o.Workers <= 0 {
 		o.Workers = 4
 	}
+}
+
+// federationCRDSuffixes end the names of the federation's own
+// CustomResourceDefinitions (<plural>.<group>), which are never templates.
+var federationCRDSuffixes = []string{".karmada.io", ".atoll.dev"}
+
+// federationCRD reports whether the CustomResourceDefinition named name
+// defines one of the federation's own APIs.
+func federationCRD(name string) bool {
+	for _, s := range federationCRDSuffixes {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // namespaceSkipped reports whether templates of namespace ns are skipped.

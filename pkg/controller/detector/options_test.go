@@ -55,7 +55,7 @@ func TestResourceSkipped(t *testing.T) {
 		"pods":                     {schema.GroupResource{Resource: "pods"}, true},
 		"replicasets":              {schema.GroupResource{Group: "apps", Resource: "replicasets"}, true},
 		"controllerrevisions":      {schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}, true},
-		"crds":                     {schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, true},
+		"crds are templates":       {schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, false},
 		"apiservices":              {schema.GroupResource{Group: "apiregistration.k8s.io", Resource: "apiservices"}, true},
 		"policies":                 {schema.GroupResource{Group: "policy.karmada.io", Resource: "propagationpolicies"}, true},
 		"bindings":                 {schema.GroupResource{Group: "work.karmada.io", Resource: "resourcebindings"}, true},
@@ -137,5 +137,22 @@ func TestOptionsDefaults(t *testing.T) {
 	custom.defaults()
 	if len(custom.SkippedNamespaces) != 0 || len(custom.SkippedResources) != 0 || custom.Workers != 1 || custom.RediscoveryPeriod != time.Second {
 		t.Errorf("explicit options were replaced by defaults: %+v", custom)
+	}
+}
+
+func TestFederationCRD(t *testing.T) {
+	cases := map[string]bool{
+		"propagationpolicies.policy.karmada.io": true,
+		"resourcebindings.work.karmada.io":      true,
+		"tenants.policy.atoll.dev":              true,
+		"rebalances.apps.atoll.dev":             true,
+		"widgets.example.com":                   false,
+		"things.notkarmada.io":                  false,
+		"certificates.cert-manager.io":          false,
+	}
+	for name, want := range cases {
+		if got := federationCRD(name); got != want {
+			t.Errorf("federationCRD(%s) = %v, want %v", name, got, want)
+		}
 	}
 }

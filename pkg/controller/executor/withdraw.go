@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -63,6 +64,13 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 	if handBack || preserve || ownership.HandedOver(existing) {
 		return r.handBack(ctx, b, ri, existing, cluster)
 	}
+	if interpreter.IsCustomResourceDefinition(gvk.GroupKind()) {
+		// Deleting a CRD deletes every object of it in the member.
+		keep, err := r.crdInUse(ctx, b, member.Dynamic, ri, existing, cluster)
+		if err != nil || keep {
+			return err
+		}
+	}
 	uid := existing.GetUID()
 	err = ri.Delete(ctx, template.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -70,6 +78,45 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 	}
 	r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "Withdrawn", "Withdraw", "Deleted %s %s from cluster %s", gvk.Kind, klog.KObj(existing), cluster)
 	return nil
+}
+
+// errCustomResourcesLeft: a CRD's member copy waits for the custom
+// resources atoll withdraws before it goes.
+var errCustomResourcesLeft = errors.New("custom resources atoll propagated are still in the member")
+
+// crdInUse decides the withdrawal of a member CustomResourceDefinition,
+// whose deletion would delete every object of its kind there: with an
+// object atoll does not own (a member's own data) it is handed back and
+// kept (keep true); with only objects atoll propagated it waits (an error:
+// retried with backoff) until their own withdrawals are done, so a CRD
+// never goes before its custom resources; with none it may be deleted.
+func (r *reconciler) crdInUse(ctx context.Context, b client.Object, dyn dynamic.Interface, ri dynamic.ResourceInterface,
+	crd *unstructured.Unstructured, cluster string) (keep bool, err error) {
+	gvr, _, ok := interpreter.CustomResourceOf(crd)
+	if !ok {
+		return false, nil
+	}
+	list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 500})
+	if apierrors.IsNotFound(err) {
+		return false, nil // not served any more: nothing of it is left
+	}
+	if err != nil {
+		return false, fmt.Errorf("listing %s in cluster %s before withdrawing their CRD: %w", gvr.Resource, cluster, err)
+	}
+	if len(list.Items) == 0 {
+		return false, nil
+	}
+	for i := range list.Items {
+		if _, owned := ownership.Of(&list.Items[i]); !owned {
+			r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "CRDKept", "Withdraw",
+				"Kept CustomResourceDefinition %s in cluster %s: it serves objects atoll does not own (%s %s)",
+				crd.GetName(), cluster, list.Items[i].GetKind(), klog.KObj(&list.Items[i]))
+			klog.FromContext(ctx).V(0).Info("Keeping a member CRD that serves objects atoll does not own", "crd", crd.GetName(),
+				"cluster", cluster, "object", klog.KObj(&list.Items[i]))
+			return true, r.handBack(ctx, b, ri, crd, cluster)
+		}
+	}
+	return false, fmt.Errorf("withdrawing CustomResourceDefinition %s from cluster %s: %d object(s) of it left: %w", crd.GetName(), cluster, len(list.Items), errCustomResourcesLeft)
 }
 
 // handBack removes atoll's ownership marks from a member object and leaves

@@ -1,0 +1,142 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+var (
+	gizmos = schema.GroupVersionResource{Group: "e2e.example.com", Version: "v1", Resource: "gizmos"}
+	crds   = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+)
+
+// gizmoCRD is the CRD as unstructured (the e2e client's scheme has no
+// apiextensions types).
+func gizmoCRD() *unstructured.Unstructured {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Name: "gizmos.e2e.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "e2e.example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gizmos", Singular: "gizmo", Kind: "Gizmo", ListKind: "GizmoList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptrTrue(),
+				}}}},
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+func ptrTrue() *bool { b := true; return &b }
+
+func gizmo(ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "e2e.example.com/v1", "kind": "Gizmo",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+		"spec":     map[string]any{"size": int64(3)},
+	}}
+	return u
+}
+
+func memberDynamic(t *testing.T, m string) dynamic.Interface {
+	t.Helper()
+	d, err := dynamic.NewForConfig(world.MemberConfig(t, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func exists(ctx context.Context, ri dynamic.ResourceInterface, name string) (bool, string) {
+	_, err := ri.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, "not found"
+	}
+	return err == nil, fmt.Sprint(err)
+}
+
+// TestCRDPropagation: a CustomResourceDefinition is a template like any
+// other (Karmada propagates CRDs; it was on atoll's skip list): it reaches
+// both members, and a custom resource of it lands once the members serve
+// the API. Deleting the templates withdraws the custom resource first and
+// then the CRD, except where deleting the CRD would delete data atoll does
+// not own: in member2 a Gizmo of the member's own keeps the CRD there
+// (handed back), and that Gizmo survives.
+func TestCRDPropagation(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	c := world.Client(t)
+	const ns = "crds"
+	framework.CreateNamespace(t, c, ns)
+	framework.Create(t, c, gizmoCRD(),
+		utiltesting.MakePropagationPolicy("gizmo-crd", "").Select("apiextensions.k8s.io/v1", "CustomResourceDefinition", "gizmos.e2e.example.com").
+			ClusterNames(members...).ClusterObj(),
+		utiltesting.MakePropagationPolicy("gizmos", ns).Select("e2e.example.com/v1", "Gizmo", "").ClusterNames(members...).Obj())
+	// The control plane serves the kind once the CRD is established.
+	framework.Eventually(t, time.Minute, "the control plane serves gizmos", func() (bool, string) {
+		err := c.Create(ctx, gizmo(ns, "shared"))
+		return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
+	})
+	for _, m := range members {
+		d := memberDynamic(t, m)
+		framework.Eventually(t, 2*time.Minute, "the CRD and the Gizmo in "+m, func() (bool, string) {
+			if ok, why := exists(ctx, d.Resource(crds), "gizmos.e2e.example.com"); !ok {
+				return false, "CRD: " + why
+			}
+			ok, why := exists(ctx, d.Resource(gizmos).Namespace(ns), "shared")
+			return ok, "Gizmo: " + why
+		})
+	}
+
+	// member2 has a Gizmo of its own.
+	local := gizmo(ns, "local")
+	if _, err := memberDynamic(t, "member2").Resource(gizmos).Namespace(ns).Create(ctx, local, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating member2's own Gizmo: %v", err)
+	}
+
+	if err := c.Delete(ctx, gizmoCRD()); err != nil {
+		t.Fatalf("deleting the CRD template: %v", err)
+	}
+	d1, d2 := memberDynamic(t, "member1"), memberDynamic(t, "member2")
+	framework.Eventually(t, 2*time.Minute, "member1: Gizmo and then CRD withdrawn", func() (bool, string) {
+		if ok, _ := exists(ctx, d1.Resource(gizmos).Namespace(ns), "shared"); ok {
+			return false, "Gizmo still there"
+		}
+		ok, why := exists(ctx, d1.Resource(crds), "gizmos.e2e.example.com")
+		return !ok, "CRD: " + why
+	})
+	framework.Eventually(t, 2*time.Minute, "member2: atoll's Gizmo withdrawn, the CRD handed back", func() (bool, string) {
+		if ok, _ := exists(ctx, d2.Resource(gizmos).Namespace(ns), "shared"); ok {
+			return false, "atoll's Gizmo still there"
+		}
+		crd, err := d2.Resource(crds).Get(ctx, "gizmos.e2e.example.com", metav1.GetOptions{})
+		if err != nil {
+			return false, "CRD: " + err.Error()
+		}
+		_, managed := crd.GetLabels()["karmada.io/managed"]
+		return !managed, fmt.Sprintf("CRD labels %v", crd.GetLabels())
+	})
+	framework.Consistently(t, 10*time.Second, "member2 keeps its CRD and its own Gizmo", func() (bool, string) {
+		if ok, why := exists(ctx, d2.Resource(crds), "gizmos.e2e.example.com"); !ok {
+			return false, "CRD: " + why
+		}
+		ok, why := exists(ctx, d2.Resource(gizmos).Namespace(ns), "local")
+		return ok, "own Gizmo: " + why
+	})
+}
