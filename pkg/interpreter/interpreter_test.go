@@ -66,15 +66,15 @@ func TestRender(t *testing.T) {
 		replicas *int64
 		want     map[string]any
 	}{
-		"deployment share replaces replicas, bookkeeping dropped": {
+		"deployment share replaces replicas, bookkeeping dropped, claim kept as in Karmada": {
 			template: deploymentTemplate(),
 			replicas: ptr.To[int64](2),
 			want: map[string]any{
 				"apiVersion": "apps/v1", "kind": "Deployment",
 				"metadata": map[string]any{
 					"name": "nginx", "namespace": "demo",
-					"labels":      map[string]any{"app": "nginx"},
-					"annotations": map[string]any{"note": "keep"},
+					"labels":      map[string]any{"app": "nginx", "propagationpolicy.karmada.io/permanent-id": "p1"},
+					"annotations": map[string]any{"note": "keep", "propagationpolicy.karmada.io/name": "pp"},
 				},
 				"spec": map[string]any{
 					"replicas": int64(2),

@@ -9,24 +9,22 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 )
 
-// claimKeys are control-plane bookkeeping that must not reach members.
-var claimKeys = []string{
-	policyv1alpha1.PropagationPolicyPermanentIDLabel,
-	policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel,
-	policyv1alpha1.PropagationPolicyNamespaceAnnotation,
-	policyv1alpha1.PropagationPolicyNameAnnotation,
-	policyv1alpha1.ClusterPropagationPolicyAnnotation,
+// controlPlaneKeys are metadata of the control plane's copy that must not
+// reach members: a client's last applied configuration and the revision
+// the control plane's own controllers would stamp. The claim metadata
+// (which policy claims the template: propagationpolicy.karmada.io/name,
+// /namespace, the permanent-id labels) does reach them, as in Karmada,
+// whose users and tests read it on member objects.
+var controlPlaneKeys = []string{
 	"kubectl.kubernetes.io/last-applied-configuration",
 	"deployment.kubernetes.io/revision",
 }
 
 // render returns the manifest of template for one member cluster: identity,
 // labels, annotations and spec-like fields, without status, server-set
-// metadata, control-plane claim metadata, and the fields each kind's member
+// metadata, control-plane-only metadata, and the fields each kind's member
 // allocates for itself (a Service's cluster IP, a Job's selector, …).
 func render(template *unstructured.Unstructured) *unstructured.Unstructured {
 	out := &unstructured.Unstructured{Object: map[string]any{}}
@@ -42,7 +40,7 @@ func render(template *unstructured.Unstructured) *unstructured.Unstructured {
 	out.SetName(template.GetName())
 	out.SetNamespace(template.GetNamespace())
 	labels, annotations := template.GetLabels(), template.GetAnnotations()
-	for _, k := range claimKeys {
+	for _, k := range controlPlaneKeys {
 		delete(labels, k)
 		delete(annotations, k)
 	}

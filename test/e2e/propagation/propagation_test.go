@@ -266,6 +266,21 @@ func TestPolicyPriority(t *testing.T) {
 	framework.Eventually(t, 60*time.Second, "name match wins over label match", func() (bool, string) {
 		return claimedBy() == "by-name" && memberDeployment(ctx, t, "member2", ns, "nginx") != nil, claimedBy()
 	})
+	// The member object says which policy claims it, as in Karmada (whose
+	// priority tests read it there).
+	if err := c.Get(ctx, client.ObjectKeyFromObject(byName), byName); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 30*time.Second, "the claim on member2's object", func() (bool, string) {
+		d := memberDeployment(ctx, t, "member2", ns, "nginx")
+		if d == nil {
+			return false, "no Deployment in member2"
+		}
+		return d.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation] == "by-name" &&
+				d.Annotations[policyv1alpha1.PropagationPolicyNamespaceAnnotation] == ns &&
+				d.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] == byName.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel],
+			fmt.Sprintf("labels %v annotations %v", d.Labels, d.Annotations)
+	})
 }
 
 // TestStoppedMemberIsTaintedAndRecovers: a stopped member turns not Ready
