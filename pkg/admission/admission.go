@@ -10,7 +10,7 @@ package admission
 import (
 	"bytes"
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"io"
@@ -108,11 +108,16 @@ func Policies() (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionr
 	return policy, binding
 }
 
-// tenancyManifests are the tenant-boundary policies (see the file's
-// header): YAML, because their CEL reads best as written.
+// manifests are the policies kept as YAML, because their CEL reads best as
+// written: the tenant boundaries (see tenancy.yaml's header) and deletion
+// protection.
 //
-//go:embed tenancy.yaml
-var tenancyManifests []byte
+//go:embed tenancy.yaml deletion-protection.yaml
+var manifests embed.FS
+
+// DeletionProtectionPolicy refuses deleting objects labelled
+// resourcetemplate.karmada.io/deletion-protected: Always.
+const DeletionProtectionPolicy = "atoll-deletion-protection"
 
 // Names of the tenant-boundary policies (each has a binding of the same
 // name).
@@ -133,16 +138,22 @@ func objects() ([]*unstructured.Unstructured, error) {
 		}
 		out = append(out, &unstructured.Unstructured{Object: m})
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(tenancyManifests), 4096)
-	for {
-		var u unstructured.Unstructured
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("decoding the tenancy admission policies: %w", err)
+	for _, file := range []string{"tenancy.yaml", "deletion-protection.yaml"} {
+		data, err := manifests.ReadFile(file)
+		if err != nil {
+			return nil, err
 		}
-		if len(u.Object) > 0 {
-			out = append(out, &u)
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			var u unstructured.Unstructured
+			if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return nil, fmt.Errorf("decoding the admission policies of %s: %w", file, err)
+			}
+			if len(u.Object) > 0 {
+				out = append(out, &u)
+			}
 		}
 	}
 	return out, nil
