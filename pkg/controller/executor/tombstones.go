@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/ownership"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -134,6 +136,19 @@ func (r *reconciler) exhume(ctx context.Context, cluster string) error {
 				return err
 			}
 		} else {
+			if interpreter.IsCustomResourceDefinition(gv.WithKind(t.Kind).GroupKind()) {
+				keep, err := r.crdInUse(ctx, nil, member.Dynamic, ri, obj, cluster)
+				if errors.Is(err, errCustomResourcesLeft) {
+					continue // stays pending until its custom resources are gone
+				}
+				if err != nil {
+					return err
+				}
+				if keep {
+					done[key] = true
+					continue
+				}
+			}
 			uid := obj.GetUID()
 			if err := ri.Delete(ctx, t.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("cluster %s: withdrawing %s %s/%s: %w", cluster, t.Kind, t.Namespace, t.Name, err)

@@ -84,7 +84,8 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 // resources atoll withdraws before it goes.
 var errCustomResourcesLeft = errors.New("custom resources atoll propagated are still in the member")
 
-// crdInUse decides the withdrawal of a member CustomResourceDefinition,
+// crdInUse decides the withdrawal of a member CustomResourceDefinition (b
+// is nil for a pending withdrawal whose binding is gone),
 // whose deletion would delete every object of its kind there: with an
 // object atoll does not own (a member's own data) it is handed back and
 // kept (keep true); with only objects atoll propagated it waits (an error:
@@ -108,9 +109,11 @@ func (r *reconciler) crdInUse(ctx context.Context, b client.Object, dyn dynamic.
 	}
 	for i := range list.Items {
 		if _, owned := ownership.Of(&list.Items[i]); !owned {
-			r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "CRDKept", "Withdraw",
-				"Kept CustomResourceDefinition %s in cluster %s: it serves objects atoll does not own (%s %s)",
-				crd.GetName(), cluster, list.Items[i].GetKind(), klog.KObj(&list.Items[i]))
+			if b != nil { // nil: the binding is gone (a pending withdrawal)
+				r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "CRDKept", "Withdraw",
+					"Kept CustomResourceDefinition %s in cluster %s: it serves objects atoll does not own (%s %s)",
+					crd.GetName(), cluster, list.Items[i].GetKind(), klog.KObj(&list.Items[i]))
+			}
 			klog.FromContext(ctx).V(0).Info("Keeping a member CRD that serves objects atoll does not own", "crd", crd.GetName(),
 				"cluster", cluster, "object", klog.KObj(&list.Items[i]))
 			return true, r.handBack(ctx, b, ri, crd, cluster)
