@@ -226,12 +226,15 @@ func OutOfRoom(namespaced bool, bindingNamespace string, spec *workv1alpha2.Reso
 // effectiveTimeout bounds WaitEffective.
 const effectiveTimeout = 2 * time.Minute
 
-// WaitEffective waits until the API server evaluates the tenancy policies:
-// right after the Tenant CRD is installed (or the API server starts), its
-// admission plugins cannot resolve the policies' paramKind for a while,
-// and with failurePolicy Fail every policy write is refused ("failed to
-// configure policy"). A dry-run PropagationPolicy creation, which passes
-// both policies once they are configured, tells when that is over.
+// WaitEffective waits until the API server evaluates the tenancy policies.
+// Right after the CRDs are installed (or the API server starts) its
+// admission plugins cannot resolve the policies' paramKind ("failed to
+// configure policy"), and the mutating one has no schema for the policy
+// kinds yet ("Resource kind … not found", for up to its 5s refresh after
+// the schema is published); with failurePolicy Fail every policy write is
+// refused meanwhile. A dry-run PropagationPolicy creation, which passes
+// the validating policy and the probe MutatingAdmissionPolicy (the same
+// path as the records policy) once both work, tells when that is over.
 func WaitEffective(ctx context.Context, cfg *rest.Config) error {
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {

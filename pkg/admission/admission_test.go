@@ -42,6 +42,7 @@ func TestObjects(t *testing.T) {
 		"ValidatingAdmissionPolicy/" + BindingScopePolicy, "ValidatingAdmissionPolicyBinding/" + BindingScopePolicy,
 		"MutatingAdmissionPolicy/" + PolicyRecordsPolicy, "MutatingAdmissionPolicyBinding/" + PolicyRecordsPolicy,
 		"ValidatingAdmissionPolicy/" + TenantBoundaryPolicy, "ValidatingAdmissionPolicyBinding/" + TenantBoundaryPolicy,
+		"MutatingAdmissionPolicy/atoll-admission-probe", "MutatingAdmissionPolicyBinding/atoll-admission-probe",
 		"ValidatingAdmissionPolicy/" + DeletionProtectionPolicy, "ValidatingAdmissionPolicyBinding/" + DeletionProtectionPolicy,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -188,8 +188,21 @@ func TestRescheduleOnClusterLabels(t *testing.T) {
 	_, status := bindingState(rb)
 	scheduledAt := status.LastScheduledTime.DeepCopy()
 
-	// Changes no plugin reads cause no write to the binding.
-	rv := rb.ResourceVersion
+	// Changes no plugin reads cause no write to the binding. The hand-over
+	// attempt writes the target, then its status: let both land first.
+	var rv string
+	framework.Eventually(t, 10*time.Second, "binding settled", func() (bool, string) {
+		if err := c.Get(framework.Context(t, timeout), client.ObjectKeyFromObject(rb), rb); err != nil {
+			return false, err.Error()
+		}
+		before := rb.ResourceVersion
+		time.Sleep(time.Second)
+		if err := c.Get(framework.Context(t, timeout), client.ObjectKeyFromObject(rb), rb); err != nil {
+			return false, err.Error()
+		}
+		rv = rb.ResourceVersion
+		return rv == before, "resourceVersion " + before + " → " + rv
+	})
 	framework.Update(t, c, c2, func(cl *clusterv1alpha1.Cluster) { cl.Labels["team"] = "a" })
 	c2.Status.KubernetesVersion = "v1.37.2"
 	if err := c.Status().Update(framework.Context(t, timeout), c2); err != nil {
