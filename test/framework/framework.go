@@ -314,7 +314,14 @@ func RunWithControlPlane(m *testing.M, cp **ControlPlane, opts Options) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
+	keep := false
+	defer func() {
+		if keep {
+			fmt.Fprintln(os.Stderr, "kept data dir of the failed run:", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}()
 	bin, err := binary()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -326,6 +333,7 @@ func RunWithControlPlane(m *testing.M, cp **ControlPlane, opts Options) int {
 		return 1
 	}
 	code := m.Run()
+	keep = code != 0
 	if err := (*cp).Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {

@@ -82,6 +82,16 @@ func TestUncappedSourceHitsDeadline(t *testing.T) {
 	rb.Spec.ProgressDeadlineSeconds = ptr.To[int32](10)
 	framework.Create(t, world.Client(t), rb)
 	s := startSampler(ctx, t, ns, app)
+	t.Cleanup(func() {
+		if t.Failed() {
+			// This test failed twice in clean-clone runs of the whole
+			// package (member1 ended at the plan although its HPA cannot
+			// scale down) and never alone: what the members ran, per
+			// second, is the first thing to look at.
+			s.end()
+			logSamples(t, s.all())
+		}
+	})
 	setWeights(t, pp, 1, 3)
 	paused := waitPhase(ctx, t, ns, name, appsv1alpha1.PhasePaused, 4*time.Minute)
 	s.finish(t, 12, map[string]bool{"member2": true})
