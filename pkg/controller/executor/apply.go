@@ -86,7 +86,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if live != nil && live.GetAnnotations()[workv1alpha2.TookOverAnnotation] == "true" {
 		tookOver = tookOverMessage(desired, cluster)
 	} else if live == nil && !suspended {
-		msg, blocked, err := r.conflict(ctx, member, mapping.Resource, b, desired, conflictResolution(template, spec.ConflictResolution))
+		msg, blocked, ours, err := r.conflict(ctx, member, mapping.Resource, b, desired, conflictResolution(template, spec.ConflictResolution))
 		if err != nil {
 			return fail(err)
 		}
@@ -95,6 +95,10 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 			return res
 		}
 		tookOver = msg
+		// Ours, and the cache had not seen it: it is the live object, so
+		// that what the member owns (replicas its HPA scales) is kept,
+		// not reset to the cluster's share.
+		live = ours
 	}
 	labels, annotations := r.kind.ownerMetadata(b)
 	if tookOver != "" {
@@ -205,24 +209,25 @@ func conflictResolution(template *unstructured.Unstructured, fromPolicy policyv1
 // whether an object of that name already exists there that atoll does not
 // manage. With conflictResolution Abort (the default) atoll leaves it alone
 // (blocked, with a message); with Overwrite it takes it over and the
-// message says so.
+// message says so. An object that is already this binding's (the cache
+// had not seen it yet) is returned as ours: it is the live object.
 func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, gvr schema.GroupVersionResource, b client.Object,
-	desired *unstructured.Unstructured, resolution policyv1alpha1.ConflictResolution) (string, bool, error) {
+	desired *unstructured.Unstructured, resolution policyv1alpha1.ConflictResolution) (msg string, blocked bool, ours *unstructured.Unstructured, err error) {
 	existing, err := member.Dynamic.Resource(gvr).Namespace(desired.GetNamespace()).Get(ctx, desired.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return "", false, nil
+		return "", false, nil, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("cluster %s: checking for an existing %s: %w", member.Name, klog.KObj(desired), err)
+		return "", false, nil, fmt.Errorf("cluster %s: checking for an existing %s: %w", member.Name, klog.KObj(desired), err)
 	}
 	if r.ownedBy(b, existing) {
-		return "", false, nil // ours; the cache had not seen it yet
+		return "", false, existing, nil // ours; the cache had not seen it yet
 	}
 	if resolution == policyv1alpha1.ConflictOverwrite {
-		return tookOverMessage(desired, member.Name), false, nil
+		return tookOverMessage(desired, member.Name), false, nil, nil
 	}
 	return fmt.Sprintf("%s %s already exists in cluster %s and is not managed by atoll; conflictResolution is Abort",
-		desired.GetKind(), klog.KObj(desired), member.Name), true, nil
+		desired.GetKind(), klog.KObj(desired), member.Name), true, nil, nil
 }
 
 // ensureNamespace creates a namespace in a member the first time something
