@@ -76,16 +76,18 @@ func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
 	}
 
 	claim := claimOf(m.Labels, m.Annotations)
-	if d.lazyUnchanged(ctx, claim, m, binding) {
+	tenants, err := tenancy.Load(ctx, d.client)
+	if err != nil {
+		return err
+	}
+	if d.lazyUnchanged(ctx, claim, m, binding, tenants) {
 		return nil
 	}
 	candidates, err := d.candidates(ctx, w.GVK(), m.Namespace)
 	if err != nil {
 		return err
 	}
-	if candidates, err = d.withinTenants(ctx, candidates, m); err != nil {
-		return err
-	}
+	candidates = d.withinTenants(candidates, m, tenants)
 	decision := Choose(templateOf(w, m), claim, candidates)
 	p := decision.Policy
 	if p == nil {
@@ -116,7 +118,7 @@ func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
 // policy with activationPreference Lazy and has not changed since its
 // binding was written: then the policy's changes (including a changed
 // selector or priority) wait for the template's next change.
-func (d *Detector) lazyUnchanged(ctx context.Context, claim *Claim, m *metav1.PartialObjectMetadata, binding client.Object) bool {
+func (d *Detector) lazyUnchanged(ctx context.Context, claim *Claim, m *metav1.PartialObjectMetadata, binding client.Object, tenants *tenancy.Set) bool {
 	if claim == nil || binding == nil || binding.GetAnnotations()[TemplateFingerprintAnnotation] != fingerprint(m) {
 		return false
 	}
@@ -132,11 +134,7 @@ func (d *Detector) lazyUnchanged(ctx context.Context, claim *Claim, m *metav1.Pa
 	}
 	// Lazy waits for the template's change, but never keeps a claim a
 	// tenant boundary (added since) forbids.
-	set, err := d.tenants(ctx)
-	if err != nil {
-		return false
-	}
-	ok, _ := mayClaim(set, p, m)
+	ok, _ := mayClaim(tenants, p, m)
 	return ok
 }
 
@@ -169,28 +167,20 @@ func (d *Detector) candidates(ctx context.Context, gvk schema.GroupVersionKind, 
 // not hold the template (pkg/tenancy): a tenant's policy never claims
 // another tenant's template, even one written while admission was off. A
 // claim such a policy holds is released like any other lost match.
-func (d *Detector) withinTenants(ctx context.Context, candidates []*Policy, m *metav1.PartialObjectMetadata) ([]*Policy, error) {
-	if m.Namespace == "" {
-		return candidates, nil
-	}
-	set, err := d.tenants(ctx)
-	if err != nil || set.Empty() {
-		return candidates, err
+func (d *Detector) withinTenants(candidates []*Policy, m *metav1.PartialObjectMetadata, tenants *tenancy.Set) []*Policy {
+	if m.Namespace == "" || tenants.Empty() {
+		return candidates
 	}
 	out := candidates[:0:0]
 	for _, p := range candidates {
-		if ok, why := mayClaim(set, p, m); !ok {
+		if ok, why := mayClaim(tenants, p, m); !ok {
 			d.log.V(1).Info("Policy may not claim the template: outside its tenant's boundary", "policy", policyRef(p),
 				"template", klog.KObj(m), "reason", why)
 			continue
 		}
 		out = append(out, p)
 	}
-	return out, nil
-}
-
-func (d *Detector) tenants(ctx context.Context) (*tenancy.Set, error) {
-	return tenancy.Load(ctx, d.client)
+	return out
 }
 
 // mayClaim reports whether p's tenant boundary holds the template (always
