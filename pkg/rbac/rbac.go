@@ -36,8 +36,8 @@ const (
 // Rules are what the controller-manager may do cluster-wide. Notably
 // absent: creating, updating or deleting anything but atoll's own API
 // objects and events, and creating subresources (pods/exec,
-// serviceaccounts/token, ...). Patching RBAC objects is bounded by the API
-// server's escalation checks (a patch may not grant more than these rules).
+// serviceaccounts/token, ...). RBAC objects are patched (claim labels)
+// with escalate and bind, see the last rule.
 func Rules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		// Templates: the detector watches every resource (metadata only) and
@@ -54,6 +54,12 @@ func Rules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"policy.atoll.dev"}, Resources: []string{"tenants"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"policy.atoll.dev"}, Resources: []string{"tenants/status"}, Verbs: []string{"get", "patch", "update"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+		// Claiming an RBAC template is a patch of its labels, and the API
+		// server checks every write of a Role against the writer's own
+		// rules (and of a binding against the role it binds): without
+		// escalate and bind, a Role granting more than these rules (an
+		// operator's, in a baseline) could never be claimed.
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles", "clusterroles"}, Verbs: []string{"escalate", "bind"}},
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -267,7 +269,11 @@ func (d *Detector) process(ctx context.Context, it item, priority int) {
 	reconcileDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 	if err != nil {
 		reconciles.WithLabelValues(kind, "error").Inc()
-		d.log.V(1).Info("Reconcile failed; retrying", "resource", it.GVR.String(), "namespace", it.Namespace, "name", it.Name, "err", err.Error())
+		level := 1
+		if apierrors.IsForbidden(err) {
+			level = 0 // an admin must act: say so at the default level
+		}
+		d.log.V(level).Info("Reconcile failed; retrying", "resource", it.GVR.String(), "namespace", it.Namespace, "name", it.Name, "err", err.Error())
 		d.queue.AddWithOpts(priorityqueue.AddOpts{RateLimited: true, Priority: &priority}, it)
 		return
 	}
