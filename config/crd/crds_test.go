@@ -43,6 +43,7 @@ func TestFilesAreSortedAndComplete(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	want := []string{
+		"apps.atoll.dev_clusterbaselines.yaml",
 		"apps.atoll.dev_rebalances.yaml",
 		"cluster.karmada.io_clusters.yaml",
 		"config.karmada.io_resourceinterpretercustomizations.yaml",
@@ -78,6 +79,11 @@ func TestCRDNames(t *testing.T) {
 		printerColumns []string
 	}
 	cases := map[string]want{
+		"clusterbaselines.apps.atoll.dev": {
+			group: "apps.atoll.dev", kind: "ClusterBaseline", scope: apiextensionsv1.ClusterScoped,
+			shortNames: []string{"cbl"}, categories: []string{"atoll"}, version: "v1alpha1", status: true,
+			printerColumns: []string{"READY-CLUSTERS", "COMPONENTS", "AGE"},
+		},
 		"rebalances.apps.atoll.dev": {
 			group: "apps.atoll.dev", kind: "Rebalance", scope: apiextensionsv1.NamespaceScoped,
 			shortNames: []string{"rbl"}, categories: []string{"atoll"}, version: "v1alpha1", status: true,

@@ -15,7 +15,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
@@ -155,10 +158,48 @@ func groupKindOf(obj map[string]interface{}) schema.GroupKind {
 // builtinKinds are the built-in kinds the examples use, parsed strictly into
 // their Go types to catch misspelt fields.
 var builtinKinds = map[schema.GroupKind]func() interface{}{
-	{Kind: "Namespace"}:                 func() interface{} { return &corev1.Namespace{} },
-	{Kind: "ConfigMap"}:                 func() interface{} { return &corev1.ConfigMap{} },
-	{Kind: "Service"}:                   func() interface{} { return &corev1.Service{} },
-	{Group: "apps", Kind: "Deployment"}: func() interface{} { return &appsv1.Deployment{} },
+	{Kind: "Namespace"}:                                              func() interface{} { return &corev1.Namespace{} },
+	{Kind: "ConfigMap"}:                                              func() interface{} { return &corev1.ConfigMap{} },
+	{Kind: "Service"}:                                                func() interface{} { return &corev1.Service{} },
+	{Group: "apps", Kind: "Deployment"}:                              func() interface{} { return &appsv1.Deployment{} },
+	{Group: "apps", Kind: "DaemonSet"}:                               func() interface{} { return &appsv1.DaemonSet{} },
+	{Kind: "ServiceAccount"}:                                         func() interface{} { return &corev1.ServiceAccount{} },
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        func() interface{} { return &rbacv1.ClusterRole{} },
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: func() interface{} { return &rbacv1.ClusterRoleBinding{} },
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:              func() interface{} { return &schedulingv1.PriorityClass{} },
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: func() interface{} {
+		return &apiextensionsv1.CustomResourceDefinition{}
+	},
+}
+
+// exampleKinds are the kinds the CustomResourceDefinitions of one example
+// file define: their objects (an operator's custom resources) are checked
+// for a name only.
+func exampleKinds(t *testing.T, docs []map[string]interface{}) map[schema.GroupKind]bool {
+	t.Helper()
+	out := map[schema.GroupKind]bool{}
+	for _, obj := range docs {
+		if groupKindOf(obj) != (schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}) {
+			continue
+		}
+		group, kind := stringAt(obj, "spec", "group"), stringAt(obj, "spec", "names", "kind")
+		out[schema.GroupKind{Group: group, Kind: kind}] = true
+	}
+	return out
+}
+
+// stringAt is the string at path in obj ("" when there is none).
+func stringAt(obj map[string]interface{}, path ...string) string {
+	var cur interface{} = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]interface{})
+		if !ok {
+			return ""
+		}
+		cur = m[p]
+	}
+	s, _ := cur.(string)
+	return s
 }
 
 func TestExamplesAreValid(t *testing.T) {
@@ -176,8 +217,15 @@ func TestExamplesAreValid(t *testing.T) {
 			if len(docs) == 0 {
 				t.Fatal("no objects in file")
 			}
+			defined := exampleKinds(t, docs)
 			for i, obj := range docs {
 				gk := groupKindOf(obj)
+				if defined[gk] {
+					if stringAt(obj, "metadata", "name") == "" {
+						t.Errorf("object %d (%s) has no name", i, gk)
+					}
+					continue
+				}
 				if newObj, ok := builtinKinds[gk]; ok {
 					raw, err := yaml.Marshal(obj)
 					if err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 
+	baselineadmission "github.com/atoll-dev/atoll/pkg/admission/baseline"
 	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
 )
 
@@ -72,6 +73,9 @@ func (c APIServerConfig) args() []string {
 // or it fails. It does not wait for readiness; use WaitReady.
 func RunAPIServer(ctx context.Context, cfg APIServerConfig) (<-chan error, error) {
 	s := options.NewServerRunOptions()
+	// atoll's own admission checks that CEL rules cannot express.
+	baselineadmission.Register(s.Admission.GenericAdmission.Plugins)
+	s.Admission.GenericAdmission.RecommendedPluginOrder = append(s.Admission.GenericAdmission.RecommendedPluginOrder, baselineadmission.PluginName)
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
 		fs.AddFlagSet(f)

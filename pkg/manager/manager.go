@@ -28,6 +28,7 @@ import (
 	"github.com/atoll-dev/atoll/apis"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/controller/baseline"
 	"github.com/atoll-dev/atoll/pkg/controller/cluster"
 	"github.com/atoll-dev/atoll/pkg/controller/dependencies"
 	"github.com/atoll-dev/atoll/pkg/controller/detector"
@@ -151,6 +152,9 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		}},
 		{Name: tenant.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return tenant.Setup(ctx, mgr, tenant.Options{})
+		}},
+		{Name: baseline.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return baseline.Setup(ctx, mgr, baseline.Options{})
 		}},
 		{Name: rebalance.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return rebalance.Setup(ctx, mgr, cc, rebalance.Options{

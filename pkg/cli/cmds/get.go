@@ -27,13 +27,21 @@ type Get struct {
 func NewGetCommand(run func(context.Context, *Get) error) *cobra.Command {
 	cfg := &Get{}
 	cmd := &cobra.Command{
-		Use:   "get clusters | get RESOURCE [-n NS|-A] [NAME]",
-		Short: "Show member clusters, or resource templates and where they run",
+		Use:   "get clusters | get baselines [NAME] | get RESOURCE [-n NS|-A] [NAME]",
+		Short: "Show member clusters, baseline delivery, or resource templates and where they run",
 		Long: `atoll get clusters lists the member clusters with their health, version, sync
 mode, region, zone, nodes (ready/total), CPU and memory (allocated /
-allocatable) and age.`,
+allocatable) and age.
+
+atoll get baselines lists the ClusterBaselines; atoll get baseline NAME shows
+its delivery matrix: per cluster the components ready (n/N), whether the
+cluster is still gated (tainted baseline.atoll.dev/not-ready), what is in
+progress or failed and the time to baseline; then per cluster and component,
+in dependency order, the state (Waiting, Applying, Ready, Failed,
+Withdrawing), since when, and what it waits for or why it failed.`,
 		Example: `  atoll get clusters
-  atoll get clusters member1`,
+  atoll get clusters member1
+  atoll get baseline platform`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Resource, cfg.Out = args[0], cmd.OutOrStdout()

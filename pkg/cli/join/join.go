@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +27,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/baseline"
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/kubeconfig"
 	"github.com/atoll-dev/atoll/pkg/util/names"
@@ -196,6 +200,16 @@ func Join(ctx context.Context, cfg *cmds.Join) error {
 	fmt.Fprintf(w, "control plane: Secret %s/%s applied\n", names.ClusterSecretNamespace, names.ClusterSecretName(cfg.Name))
 
 	obj := clusterObject(cfg, memberCfg, id)
+	gated, err := cp.gated(ctx, cfg.Name, cfg.Labels, existing)
+	if err != nil {
+		return err
+	}
+	if gated != "" {
+		// The taint is there from the first moment, so the scheduler never
+		// places business workloads before the baseline (the baseline
+		// controller removes it once the baseline is ready).
+		_ = unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"key": appsv1alpha1.BaselineTaintKey, "effect": string(corev1.TaintEffectNoSchedule)}}, "spec", "taints")
+	}
 	if _, err := cp.dyn.Resource(clusterGVR).Apply(ctx, cfg.Name, obj,
 		metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
 		return fmt.Errorf("control plane: applying cluster %s: %w", cfg.Name, err)
@@ -205,7 +219,40 @@ func Join(ctx context.Context, cfg *cmds.Join) error {
 		verb = "updated"
 	}
 	fmt.Fprintf(w, "control plane: Cluster %s %s (Push, %s)\n", cfg.Name, verb, memberCfg.Host)
+	if gated != "" && existing == nil {
+		fmt.Fprintf(w, "control plane: Cluster %s waits for baselines %s (taint %s:NoSchedule)\n", cfg.Name, gated, appsv1alpha1.BaselineTaintKey)
+	}
 	return nil
+}
+
+// gated names the ClusterBaselines that gate a joining cluster ("" for
+// none). A cluster joined before keeps whatever baseline taint it has: a
+// re-join changes no taint.
+func (cp *controlPlane) gated(ctx context.Context, name string, labels map[string]string, existing *clusterv1alpha1.Cluster) (string, error) {
+	if existing != nil {
+		if slices.ContainsFunc(existing.Spec.Taints, func(t corev1.Taint) bool { return t.Key == appsv1alpha1.BaselineTaintKey }) {
+			return "(kept)", nil
+		}
+		return "", nil
+	}
+	list, err := cp.dyn.Resource(appsv1alpha1.GroupVersion.WithResource("clusterbaselines")).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil // a control plane without baselines
+	}
+	if err != nil {
+		return "", fmt.Errorf("control plane: listing ClusterBaselines: %w", err)
+	}
+	var by []string
+	for _, u := range list.Items {
+		cb := &appsv1alpha1.ClusterBaseline{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, cb); err != nil {
+			return "", fmt.Errorf("decoding ClusterBaseline %s: %w", u.GetName(), err)
+		}
+		if baseline.Gates(cb, name, labels, time.Time{}) {
+			by = append(by, cb.Name)
+		}
+	}
+	return strings.Join(by, ", "), nil
 }
 
 // checkIdentity refuses a second registration of the same cluster (by

@@ -28,7 +28,7 @@ import (
 // syncCluster makes the member object of one cluster match the template
 // with the cluster's overrides applied.
 func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
-	template *unstructured.Unstructured, replicas *int64, hpa *rebalance.Bounds, suspended bool, overrides *overridePolicies) clusterResult {
+	template *unstructured.Unstructured, replicas *int64, hpa *rebalance.Bounds, held string, overrides *overridePolicies, rule *baselineRule) clusterResult {
 	res := clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}}
 	fail := func(err error) clusterResult {
 		r.unresponsive.observe(cluster, err)
@@ -71,7 +71,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		r.overrideFailed(b, cluster, err)
 		res.item.AppliedMessage = truncate(err.Error(), maxItemMessage)
 		if live := getLive(lister, template.GetNamespace(), template.GetName()); live != nil && r.ownedBy(b, live) {
-			r.observe(ctx, &res, live)
+			r.observe(ctx, &res, live, rule)
 		}
 		return res
 	}
@@ -85,7 +85,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	tookOver := ""
 	if live != nil && live.GetAnnotations()[workv1alpha2.TookOverAnnotation] == "true" {
 		tookOver = tookOverMessage(desired, cluster)
-	} else if live == nil && !suspended {
+	} else if live == nil && held == "" {
 		msg, blocked, ours, err := r.conflict(ctx, member, mapping.Resource, b, desired, conflictResolution(template, spec.ConflictResolution))
 		if err != nil {
 			return fail(err)
@@ -117,7 +117,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 
 	res.current = live != nil && live.GetAnnotations()[workv1alpha2.ManifestHashAnnotation] == hash
 	if live != nil {
-		r.observe(ctx, &res, live)
+		r.observe(ctx, &res, live, rule)
 	}
 	// What the member owns (replicas a member HPA scales, a Job's immutable
 	// completions, a script's retained fields) is kept after hashing and
@@ -134,8 +134,8 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		}
 		klog.FromContext(ctx).V(1).Info("Member object drifted", "cluster", cluster, "object", klog.KObj(desired), "field", path)
 	}
-	if suspended {
-		res.item.Applied, res.item.AppliedMessage = live != nil && res.current, "dispatching is suspended"
+	if held != "" {
+		res.item.Applied, res.item.AppliedMessage = live != nil && res.current, held
 		return res
 	}
 	if err := r.ensureNamespace(ctx, member, cluster, desired.GetNamespace()); err != nil {
@@ -158,17 +158,22 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	}
 	res.item.Applied, res.item.AppliedMessage = true, tookOver
 	res.current = true
-	r.observe(ctx, &res, applied)
+	r.observe(ctx, &res, applied, rule)
 	return res
 }
 
 // observe records a member object's health and reflected status in res.
-func (r *reconciler) observe(ctx context.Context, res *clusterResult, live *unstructured.Unstructured) {
-	health, err := r.interp.Health(ctx, live)
-	if err != nil {
-		res.interpretErr = err
+// A baseline's object is healthy when it is ready by the baseline's rule.
+func (r *reconciler) observe(ctx context.Context, res *clusterResult, live *unstructured.Unstructured, rule *baselineRule) {
+	if rule != nil {
+		rule.observe(res, live)
+	} else {
+		health, err := r.interp.Health(ctx, live)
+		if err != nil {
+			res.interpretErr = err
+		}
+		res.item.Health = health
 	}
-	res.item.Health = health
 	reflected, err := r.interp.ReflectStatus(ctx, live)
 	if err != nil {
 		res.interpretErr = err

@@ -40,6 +40,8 @@ type clusterResult struct {
 	err       error
 	// interpretErr is a customization script failing for this cluster.
 	interpretErr error
+	// notReady says why a baseline's object is not ready (see baselineRule).
+	notReady string
 }
 
 // interpretationFailed: the kind's script failed, so nothing is applied;
@@ -79,6 +81,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		bounds = r.autoscalerBounds(ctx, template)
 	}
 
+	rule := baselineRuleOf(b, spec)
 	results := make([]clusterResult, len(spec.Clusters))
 	var wg sync.WaitGroup
 	var retry time.Duration // soonest retry of a member skipped as unresponsive
@@ -112,10 +115,22 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 			if bb, ok := bounds[t.Name]; ok {
 				hpa = &bb
 			}
-			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, hpa, suspended || suspendedOn(spec, t.Name), overrides)
+			held := ""
+			switch {
+			case suspended || suspendedOn(spec, t.Name):
+				held = "dispatching is suspended"
+			case rule != nil:
+				held = rule.holds(t.Name, spec.Resource.ResourceVersion)
+			}
+			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, hpa, held, overrides, rule)
 		}()
 	}
 	wg.Wait()
+	if rule != nil {
+		for i := range results {
+			rule.finish(&results[i])
+		}
+	}
 
 	// Withdraw from clusters that left the placement: those the status lists
 	// and those applied to since (the status write may lag behind, or have

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
@@ -148,6 +149,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if _, released := obj.GetAnnotations()[workv1alpha2.ReleasedAnnotation]; released {
 		// No policy claims the template: its copies stay where they are.
+		return reconcile.Result{}, nil
+	}
+	if spec.SchedulerName == appsv1alpha1.SchedulerName {
+		// A baseline belongs on every cluster it selects: a failed cluster
+		// gets it back as it was, nothing moves elsewhere.
 		return reconcile.Result{}, nil
 	}
 	clusters, err := r.clusters(ctx)

@@ -43,6 +43,11 @@ const (
 	// ResourceBinding, so a binding event finds the move driving it.
 	RebalanceBinding = "atoll.dev/rebalance-binding"
 
+	// BaselinePolicy indexes the bindings a ClusterBaseline places
+	// (spec.schedulerName atoll-baseline) by the name of the generated
+	// ClusterPropagationPolicy that claims them.
+	BaselinePolicy = "atoll.dev/baseline-policy"
+
 	// CustomizationTarget indexes ResourceInterpreterCustomizations by
 	// their target, TargetKey(gvk).
 	CustomizationTarget = "atoll.dev/customization-target"
@@ -69,6 +74,12 @@ func Setup(ctx context.Context, fi FieldIndexer) error {
 			return clustersOf(&b.Spec, &b.Status)
 		}},
 		{&workv1alpha2.ResourceBinding{}, RequiredBy, requiredBy},
+		{&workv1alpha2.ResourceBinding{}, BaselinePolicy, func(o client.Object) []string {
+			return baselinePolicy(o, &o.(*workv1alpha2.ResourceBinding).Spec)
+		}},
+		{&workv1alpha2.ClusterResourceBinding{}, BaselinePolicy, func(o client.Object) []string {
+			return baselinePolicy(o, &o.(*workv1alpha2.ClusterResourceBinding).Spec)
+		}},
 		{&policyv1alpha1.PropagationPolicy{}, PolicySelectorGroupKind, func(o client.Object) []string {
 			return selectorKeys(o.(*policyv1alpha1.PropagationPolicy).Spec.ResourceSelectors)
 		}},
@@ -109,6 +120,14 @@ func clustersOf(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.Res
 		out = append(out, c)
 	}
 	return out
+}
+
+func baselinePolicy(o client.Object, spec *workv1alpha2.ResourceBindingSpec) []string {
+	name := o.GetAnnotations()[policyv1alpha1.ClusterPropagationPolicyAnnotation]
+	if spec.SchedulerName != appsv1alpha1.SchedulerName || name == "" {
+		return nil
+	}
+	return []string{name}
 }
 
 func requiredBy(o client.Object) []string {
