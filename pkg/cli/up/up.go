@@ -236,6 +236,17 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 		return err
 	}
 
+	// Namespace deletion and garbage collection, as Karmada's control plane
+	// runs them. Each controller acts as its own ServiceAccount, with the
+	// API server's bootstrap role for it, not as the admin.
+	kcmDone, err := controlplane.RunControllerManager(ctx, controlplane.ControllerManagerConfig{
+		Kubeconfig: cp.KubeconfigPath, ClusterName: "atoll", Controllers: controlplane.ControlPlaneControllers,
+		ExtraArgs: []string{"--use-service-account-credentials=true"},
+	})
+	if err != nil {
+		return err
+	}
+
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
 	mgr, err := manager.New(mgrCtx, cp.ClientConfig, controllermanager.ManagerOptions(cfg.Manager))
@@ -248,6 +259,8 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 	case <-mgr.Elected():
 	case err := <-mgrDone:
 		return fmt.Errorf("controller-manager: %w", err)
+	case err := <-kcmDone:
+		return fmt.Errorf("kube-controller-manager stopped: %v", err) //nolint:errorlint // err may be nil; %w would print %!w(<nil>)
 	case <-cp.Done():
 		return cp.Wait()
 	case <-ctx.Done():
@@ -266,6 +279,8 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 			err = errors.New("stopped unexpectedly")
 		}
 		return fmt.Errorf("controller-manager: %w", err)
+	case err := <-kcmDone:
+		return fmt.Errorf("kube-controller-manager stopped: %v", err) //nolint:errorlint // err may be nil; %w would print %!w(<nil>)
 	case <-cp.Done():
 		return cp.Wait()
 	}

@@ -3,14 +3,13 @@ package member
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
-	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
-	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
 	schedoptions "k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+
+	"github.com/atoll-dev/atoll/pkg/controlplane"
 )
 
 // controllers are the kube-controller-manager controllers a simulated
@@ -50,50 +49,22 @@ type kcmConfig struct {
 	HPAInitialReadinessDiff time.Duration
 }
 
-// runControllerManager runs the real kube-controller-manager in this
-// process. It is built from its options rather than its cobra command so
-// the caller's context stops it.
+// runControllerManager runs the member's kube-controller-manager.
 func runControllerManager(ctx context.Context, c kcmConfig) (<-chan error, error) {
-	s, err := kcmoptions.NewKubeControllerManagerOptions()
-	if err != nil {
-		return nil, fmt.Errorf("kube-controller-manager options: %w", err)
-	}
-	known, disabled, aliases := kcmapp.KnownControllers(), kcmapp.ControllersDisabledByDefault(), kcmapp.ControllerAliases()
-	named := s.Flags(known, disabled, aliases)
-	s.ParsedFlags = &named
-	fs := pflag.NewFlagSet("kube-controller-manager", pflag.ContinueOnError)
-	for _, f := range named.FlagSets {
-		fs.AddFlagSet(f)
-	}
-	args := []string{
-		"--kubeconfig=" + c.Kubeconfig,
-		"--controllers=" + strings.Join(controllers, ","),
-		"--leader-elect=false",
-		"--secure-port=0",
-		"--cluster-name=" + c.ClusterName,
-		"--service-account-private-key-file=" + c.ServiceAccountKeyFile,
-		"--root-ca-file=" + c.RootCAFile,
-		"--use-service-account-credentials=false",
-		"--kube-api-qps=100",
-		"--kube-api-burst=200",
-		"--horizontal-pod-autoscaler-sync-period=" + c.HPASyncPeriod.String(),
-		"--horizontal-pod-autoscaler-downscale-stabilization=" + c.HPADownscaleWindow.String(),
-		"--horizontal-pod-autoscaler-cpu-initialization-period=" + c.HPACPUInitialization.String(),
-		"--horizontal-pod-autoscaler-initial-readiness-delay=" + c.HPAInitialReadinessDiff.String(),
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("kube-controller-manager flags: %w", err)
-	}
-	if err := s.ComponentGlobalsRegistry.Set(); err != nil {
-		return nil, fmt.Errorf("kube-controller-manager feature gates: %w", err)
-	}
-	cfg, err := s.Config(ctx, known, disabled, aliases)
-	if err != nil {
-		return nil, fmt.Errorf("kube-controller-manager config: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- kcmapp.Run(ctx, cfg.Complete()) }()
-	return done, nil
+	return controlplane.RunControllerManager(ctx, controlplane.ControllerManagerConfig{
+		Kubeconfig:  c.Kubeconfig,
+		ClusterName: c.ClusterName,
+		Controllers: controllers,
+		ExtraArgs: []string{
+			"--service-account-private-key-file=" + c.ServiceAccountKeyFile,
+			"--root-ca-file=" + c.RootCAFile,
+			"--use-service-account-credentials=false",
+			"--horizontal-pod-autoscaler-sync-period=" + c.HPASyncPeriod.String(),
+			"--horizontal-pod-autoscaler-downscale-stabilization=" + c.HPADownscaleWindow.String(),
+			"--horizontal-pod-autoscaler-cpu-initialization-period=" + c.HPACPUInitialization.String(),
+			"--horizontal-pod-autoscaler-initial-readiness-delay=" + c.HPAInitialReadinessDiff.String(),
+		},
+	})
 }
 
 // runScheduler runs the real kube-scheduler (default profile) in this
