@@ -81,7 +81,7 @@ var kinds = map[schema.GroupKind]kind{
 		prune:    pruneJob,
 	},
 	cronJobGK:  {podTemplate: []string{"spec", "jobTemplate", "spec", "template"}},
-	podGK:      {isPod: true, prune: func(o *unstructured.Unstructured) { unstructured.RemoveNestedField(o.Object, "spec", "nodeName") }},
+	podGK:      {isPod: true, health: podHealth, prune: func(o *unstructured.Unstructured) { unstructured.RemoveNestedField(o.Object, "spec", "nodeName") }},
 	serviceGK:  {prune: pruneService},
 	pvcGK:      {holdsData: true, prune: func(o *unstructured.Unstructured) { unstructured.RemoveNestedField(o.Object, "spec", "volumeName") }},
 	saGK:       {prune: func(o *unstructured.Unstructured) { delete(o.Object, "secrets") }},

@@ -64,6 +64,9 @@ func num(m map[string]any, key string) int64 {
 // means what it says.
 func nativeAggregateStatus(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem, allCurrent bool) map[string]any {
 	gk := template.GroupVersionKind().GroupKind()
+	if gk == podGK {
+		return aggregatePodStatus(items)
+	}
 	fields := kinds[gk].counters
 	if fields == nil {
 		return nil
@@ -96,6 +99,44 @@ func nativeAggregateStatus(template *unstructured.Unstructured, items []workv1al
 	}
 	out["observedGeneration"] = observed
 	return out
+}
+
+// podPhaseOrder ranks pod phases for aggregation, as Karmada does: a
+// template pod is Failed if a copy failed, else Pending while one is,
+// else Running while one runs, else Succeeded.
+var podPhaseOrder = map[string]int{"Succeeded": 1, "Running": 2, "Pending": 3, "Failed": 4}
+
+// aggregatePodStatus is a template Pod's phase from its copies' phases
+// (nil before any copy reports one).
+func aggregatePodStatus(items []workv1alpha2.AggregatedStatusItem) map[string]any {
+	phase := ""
+	for _, item := range items {
+		p, _ := StatusOf(item)["phase"].(string)
+		if podPhaseOrder[p] > podPhaseOrder[phase] {
+			phase = p
+		}
+	}
+	if phase == "" {
+		return nil
+	}
+	return map[string]any{"phase": phase}
+}
+
+// podHealth: a Pod is healthy once it succeeded, or runs with every
+// container ready (its Ready condition), as Karmada interprets it.
+func podHealth(obj *unstructured.Unstructured, status map[string]any) workv1alpha2.ResourceHealth {
+	switch status["phase"] {
+	case "Succeeded":
+		return workv1alpha2.ResourceHealthy
+	case "Running":
+		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+				return healthIf(m["status"] == "True")
+			}
+		}
+	}
+	return workv1alpha2.ResourceUnhealthy
 }
 
 // StatusOf decodes an aggregated status item's reflected status (nil when

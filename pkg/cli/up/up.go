@@ -28,6 +28,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/cli/sim"
 	"github.com/atoll-dev/atoll/pkg/controlplane"
 	"github.com/atoll-dev/atoll/pkg/controlplane/datadir"
+	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
 	"github.com/atoll-dev/atoll/pkg/manager"
 	"github.com/atoll-dev/atoll/pkg/rbac"
 	"github.com/atoll-dev/atoll/pkg/sim/simdir"
@@ -214,7 +215,13 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 		return err
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: cfg.DataDir, Listen: cfg.Listen, CRDs: docs, Lock: lock,
-		ClientUser: rbac.ControllerManagerUser})
+		ClientUser: rbac.ControllerManagerUser,
+		// Pods are templates here, never run: without ServiceAccount
+		// admission a Pod needs no ServiceAccount in the control plane
+		// (Karmada disables the plugin too); members admit it for real.
+		ExtraAPIServerArgs: func(*pki.CA, pki.Files) ([]string, error) {
+			return []string{"--disable-admission-plugins=ServiceAccount"}, nil
+		}})
 	if err != nil {
 		_ = lock.Release()
 		return err

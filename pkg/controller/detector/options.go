@@ -52,8 +52,9 @@ func DefaultSkippedResources() []schema.GroupResource {
 		{Group: "discovery.k8s.io", Resource: "endpointslices"},
 		{Group: "", Resource: "componentstatuses"},
 		// Owned by member-cluster controllers, not by users.
+		// Pods are templates (Karmada propagates them); the control plane
+		// has no scheduler or kubelet, so they only run in members.
 		{Group: "", Resource: "nodes"},
-		{Group: "", Resource: "pods"},
 		{Group: "apps", Resource: "replicasets"},
 		{Group: "apps", Resource: "controllerrevisions"},
 		{Group: "storage.k8s.io", Resource: "csinodes"},

@@ -52,7 +52,7 @@ func TestResourceSkipped(t *testing.T) {
 		"endpoints":                {schema.GroupResource{Resource: "endpoints"}, true},
 		"endpointslices":           {schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}, true},
 		"nodes":                    {schema.GroupResource{Resource: "nodes"}, true},
-		"pods":                     {schema.GroupResource{Resource: "pods"}, true},
+		"pods are templates":       {schema.GroupResource{Resource: "pods"}, false},
 		"replicasets":              {schema.GroupResource{Group: "apps", Resource: "replicasets"}, true},
 		"controllerrevisions":      {schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}, true},
 		"crds are templates":       {schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, false},
@@ -116,6 +116,7 @@ func TestWatchable(t *testing.T) {
 	want := []resourceInfo{
 		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
 		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace"},
+		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true},
 		{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true},
 		{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget", Namespaced: true},
 	}
