@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -45,7 +46,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 		Watches(&workv1alpha2.ResourceBinding{}, ofBinding, baselineBindings).
 		Watches(&workv1alpha2.ClusterResourceBinding{}, ofBinding, baselineBindings).
 		Watches(&policyv1alpha1.ClusterPropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(ofPolicy)).
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allBaselines),
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.all(func() client.ObjectList { return &appsv1alpha1.ClusterBaselineList{} })),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, deletionChanged()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
@@ -57,7 +58,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 		Named(ControllerName+"-gate").
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
 		// A baseline's status (a cluster's baselineReadyTime) ends a gate.
-		Watches(&appsv1alpha1.ClusterBaseline{}, handler.EnqueueRequestsFromMapFunc(r.allClusters)).
+		Watches(&appsv1alpha1.ClusterBaseline{}, handler.EnqueueRequestsFromMapFunc(r.all(func() client.ObjectList { return &clusterv1alpha1.ClusterList{} }))).
 		Complete(g)
 }
 
@@ -95,28 +96,25 @@ func ofPolicy(_ context.Context, o client.Object) []reconcile.Request {
 	return nil
 }
 
-func (r *reconciler) allBaselines(ctx context.Context, _ client.Object) []reconcile.Request {
-	var list appsv1alpha1.ClusterBaselineList
-	if err := r.client.List(ctx, &list); err != nil {
-		klog.FromContext(ctx).Error(err, "Listing baselines")
-		return nil
+// all maps any event to every object of a kind (baselines and clusters
+// are few).
+func (r *reconciler) all(newList func() client.ObjectList) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+		list := newList()
+		if err := r.client.List(ctx, list); err != nil {
+			klog.FromContext(ctx).Error(err, "Listing for a baseline event")
+			return nil
+		}
+		items, err := apimeta.ExtractList(list)
+		if err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(items))
+		for _, it := range items {
+			if o, ok := it.(client.Object); ok {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: o.GetName()}})
+			}
+		}
+		return out
 	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
-	}
-	return out
-}
-
-func (r *reconciler) allClusters(ctx context.Context, _ client.Object) []reconcile.Request {
-	var list clusterv1alpha1.ClusterList
-	if err := r.client.List(ctx, &list); err != nil {
-		klog.FromContext(ctx).Error(err, "Listing clusters")
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
-	}
-	return out
 }
