@@ -23,6 +23,8 @@ var (
 	saGK          = schema.GroupKind{Kind: "ServiceAccount"}
 	snapshotGK    = schema.GroupKind{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}
 	crdGK         = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+	ingressGK     = schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}
+	pdbGK         = schema.GroupKind{Group: "policy", Kind: "PodDisruptionBudget"}
 )
 
 // kind is what atoll knows natively about one kind. This table is the one
@@ -80,9 +82,11 @@ var kinds = map[schema.GroupKind]kind{
 		counters: []string{"active", "succeeded", "failed", "ready"},
 		prune:    pruneJob,
 	},
-	cronJobGK:  {podTemplate: []string{"spec", "jobTemplate", "spec", "template"}},
-	podGK:      {isPod: true, health: podHealth, prune: func(o *unstructured.Unstructured) { unstructured.RemoveNestedField(o.Object, "spec", "nodeName") }},
-	serviceGK:  {prune: pruneService},
+	cronJobGK: {podTemplate: []string{"spec", "jobTemplate", "spec", "template"}},
+	podGK:     {isPod: true, health: podHealth, prune: func(o *unstructured.Unstructured) { unstructured.RemoveNestedField(o.Object, "spec", "nodeName") }},
+	serviceGK: {prune: pruneService},
+	// The budgets of every member add up, as in Karmada.
+	pdbGK:      {counters: []string{"currentHealthy", "desiredHealthy", "disruptionsAllowed", "expectedPods"}},
 	pvcGK:      {holdsData: true, prune: func(o *unstructured.Unstructured) { unstructured.RemoveNestedField(o.Object, "spec", "volumeName") }},
 	saGK:       {prune: func(o *unstructured.Unstructured) { delete(o.Object, "secrets") }},
 	snapshotGK: {holdsData: true},

@@ -64,8 +64,11 @@ func num(m map[string]any, key string) int64 {
 // means what it says.
 func nativeAggregateStatus(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem, allCurrent bool) map[string]any {
 	gk := template.GroupVersionKind().GroupKind()
-	if gk == podGK {
+	switch gk {
+	case podGK:
 		return aggregatePodStatus(items)
+	case serviceGK, ingressGK:
+		return aggregateLoadBalancer(template, items)
 	}
 	fields := kinds[gk].counters
 	if fields == nil {
@@ -120,6 +123,34 @@ func aggregatePodStatus(items []workv1alpha2.AggregatedStatusItem) map[string]an
 		return nil
 	}
 	return map[string]any{"phase": phase}
+}
+
+// aggregateLoadBalancer is a Service's or Ingress's load-balancer status
+// from its copies': every ingress point of every member, in cluster order,
+// once each (as Karmada aggregates them). With none: nothing to write,
+// unless the template still shows points (then they are cleared; a merge
+// patch removes a key only by null).
+func aggregateLoadBalancer(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) map[string]any {
+	var points []any
+	seen := map[string]bool{}
+	for _, item := range items {
+		lb, _ := StatusOf(item)["loadBalancer"].(map[string]any)
+		ingress, _ := lb["ingress"].([]any)
+		for _, p := range ingress {
+			key, _ := json.Marshal(p)
+			if !seen[string(key)] {
+				seen[string(key)] = true
+				points = append(points, p)
+			}
+		}
+	}
+	if len(points) == 0 {
+		if have, _, _ := unstructured.NestedSlice(template.Object, "status", "loadBalancer", "ingress"); len(have) == 0 {
+			return nil
+		}
+		return map[string]any{"loadBalancer": map[string]any{"ingress": nil}}
+	}
+	return map[string]any{"loadBalancer": map[string]any{"ingress": points}}
 }
 
 // podHealth: a Pod is healthy once it succeeded, or runs with every
