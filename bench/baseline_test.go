@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
@@ -98,9 +96,16 @@ func runBaselineJoin(b *testing.B) {
 	b.ReportMetric((ttb-critical).Seconds()/cblLevels, "overhead-per-level-s")
 
 	time.Sleep(10 * time.Second) // let the last status writes settle
-	before := cpuSeconds(b, cp.ControlPlanePID())
+	cpu := func() float64 {
+		s, err := processSeconds(cp.ControlPlanePID())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	before := cpu()
 	time.Sleep(30 * time.Second)
-	b.ReportMetric((cpuSeconds(b, cp.ControlPlanePID())-before)*1000/30, "idle-cpu-ms/s")
+	b.ReportMetric((cpu()-before)*1000/30, "idle-cpu-ms/s")
 }
 
 // cblManifest is the baseline and its templates, and each component's
@@ -155,10 +160,8 @@ spec:
 // cblCriticalPath is the longest dependency chain of the components' own
 // start times on member3 (creation → ready, from member timestamps).
 func cblCriticalPath(b *testing.B, cp *framework.ControlPlane, deps map[string][]string) time.Duration {
-	dc, err := dynamic.NewForConfig(cp.MemberConfig(b, "member3"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	dc := cp.MemberDynamic(b, "member3")
+	var err error
 	ctx := context.Background()
 	own := map[string]time.Duration{}
 	for level := range cblLevels {
@@ -204,16 +207,4 @@ func cblCriticalPath(b *testing.B, cp *framework.ControlPlane, deps map[string][
 		}
 	}
 	return longest
-}
-
-// cpuSeconds is a process's user+system CPU time.
-func cpuSeconds(b *testing.B, pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	f := strings.Fields(string(data[strings.LastIndex(string(data), ")")+2:]))
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100 // USER_HZ
 }

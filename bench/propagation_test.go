@@ -1009,21 +1009,27 @@ func processCPU(cp *framework.ControlPlane) cpuTimes {
 		}
 	}
 	for name, pid := range pids {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
+		if s, err := processSeconds(pid); err == nil {
+			out[name] = s
 		}
-		// Fields after the parenthesised command: state is field 3, utime 14, stime 15.
-		rest := string(data[strings.LastIndex(string(data), ")")+2:])
-		f := strings.Fields(rest)
-		if len(f) < 13 {
-			continue
-		}
-		ut, _ := strconv.ParseFloat(f[11], 64)
-		st, _ := strconv.ParseFloat(f[12], 64)
-		out[name] = (ut + st) / 100 // USER_HZ is 100 on Linux
 	}
 	return out
+}
+
+// processSeconds is a process's user+system CPU time, from /proc.
+func processSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the parenthesised command: state is field 3, utime 14, stime 15.
+	f := strings.Fields(string(data[strings.LastIndex(string(data), ")")+2:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100, nil // USER_HZ is 100 on Linux
 }
 
 func (c cpuTimes) minus(o cpuTimes) string {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -20,6 +21,12 @@ func FastClusterHealthArgs() []string {
 func (cp *ControlPlane) MemberClientset(t testing.TB, name string) kubernetes.Interface {
 	t.Helper()
 	return kubernetes.NewForConfigOrDie(cp.MemberConfig(t, name))
+}
+
+// MemberDynamic is a dynamic client of member name's own API server.
+func (cp *ControlPlane) MemberDynamic(t testing.TB, name string) dynamic.Interface {
+	t.Helper()
+	return dynamic.NewForConfigOrDie(cp.MemberConfig(t, name))
 }
 
 // Fault runs `atoll sim fault TARGET ACTION` on this world and returns its

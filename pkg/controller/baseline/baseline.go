@@ -29,7 +29,6 @@ import (
 	"github.com/atoll-dev/atoll/pkg/baseline"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
-	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 // ControllerName is the controller's name in --controllers.
@@ -212,7 +211,7 @@ func (r *reconciler) observe(ctx context.Context, cb *appsv1alpha1.ClusterBaseli
 		for cl := range c.on {
 			reached[cl] = true
 		}
-		if spec := componentOf(active, name); spec != nil && needsTemplateCheck(spec, bindings) {
+		if spec := componentOf(active, name); spec != nil {
 			c.blocked = r.blockedReason(ctx, spec, p, bindings)
 		}
 	}
@@ -247,24 +246,6 @@ func markGated(cb *appsv1alpha1.ClusterBaseline, in input, clusters []appsv1alph
 		c := in.clusterObjects[clusters[i].Name]
 		clusters[i].Gated = c != nil && baseline.Gates(next, c.Name, c.Labels, c.CreationTimestamp.Time)
 	}
-}
-
-// needsTemplateCheck: a selector by name has no binding yet, or nothing is
-// bound at all; only then are templates read.
-func needsTemplateCheck(c *appsv1alpha1.BaselineComponent, bindings []client.Object) bool {
-	if len(bindings) == 0 {
-		return true
-	}
-	have := map[string]bool{}
-	for _, b := range bindings {
-		have[b.GetNamespace()+"/"+b.GetName()] = true
-	}
-	for _, s := range c.ResourceSelectors {
-		if s.Name != "" && !have[s.Namespace+"/"+names.BindingName(s.Kind, s.Name)] {
-			return true
-		}
-	}
-	return false
 }
 
 func componentOf(active []*appsv1alpha1.BaselineComponent, name string) *appsv1alpha1.BaselineComponent {

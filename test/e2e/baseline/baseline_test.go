@@ -93,7 +93,7 @@ spec:
 	}
 	// Until member3's baseline is ready: the taint stays, and the business
 	// Deployment stays away.
-	m3 := memberDynamic(t, "member3")
+	m3 := world.MemberDynamic(t, "member3")
 	joined := time.Now()
 	var cb *appsv1alpha1.ClusterBaseline
 	for {
@@ -148,7 +148,7 @@ spec:
 func checkOrder(t *testing.T, cb *appsv1alpha1.ClusterBaseline, member string) {
 	t.Helper()
 	ctx := context.Background()
-	dc := memberDynamic(t, member)
+	dc := world.MemberDynamic(t, member)
 	disc, err := discovery.NewDiscoveryClientForConfig(world.MemberConfig(t, member))
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func conditionTime(u *unstructured.Unstructured) (time.Time, bool) {
 
 func waitMemberObject(t *testing.T, member string, gvr schema.GroupVersionResource, ns, name string) {
 	t.Helper()
-	dc := memberDynamic(t, member)
+	dc := world.MemberDynamic(t, member)
 	framework.Eventually(t, 2*time.Minute, member+": "+gvr.Resource+" "+ns+"/"+name+" exists", func() (bool, string) {
 		_, err := dc.Resource(gvr).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
@@ -231,7 +231,7 @@ func waitMemberObject(t *testing.T, member string, gvr schema.GroupVersionResour
 
 func memberObjectGone(t *testing.T, member string, gvr schema.GroupVersionResource, ns, name string) bool {
 	t.Helper()
-	_, err := memberDynamic(t, member).Resource(gvr).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	_, err := world.MemberDynamic(t, member).Resource(gvr).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 	return apierrors.IsNotFound(err)
 }
 

@@ -173,16 +173,6 @@ func hasBaselineTaint(cl *clusterv1alpha1.Cluster) bool {
 	return false
 }
 
-// memberDynamic is a dynamic client of a member's own API server.
-func memberDynamic(t *testing.T, member string) dynamic.Interface {
-	t.Helper()
-	dc, err := dynamic.NewForConfig(world.MemberConfig(t, member))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dc
-}
-
 // event is one watch event seen in a member, with the object's
 // resourceVersion: within one member's etcd, revisions order writes.
 type event struct {
@@ -201,7 +191,7 @@ type recorder struct {
 // the test ends.
 func record(t *testing.T, member, namespace string, gvrs ...schema.GroupVersionResource) *recorder {
 	t.Helper()
-	dc := memberDynamic(t, member)
+	dc := world.MemberDynamic(t, member)
 	rec := &recorder{events: map[schema.GroupVersionResource][]event{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

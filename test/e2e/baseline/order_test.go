@@ -168,7 +168,7 @@ data: {owner: member}
 	if gizmoGone >= operatorGone || operatorGone >= crdGone {
 		t.Errorf("withdrawal out of reverse dependency order: Gizmo %d, operator %d, CRD %d", gizmoGone, operatorGone, crdGone)
 	}
-	m1 := memberDynamic(t, "member1")
+	m1 := world.MemberDynamic(t, "member1")
 	own, err := m1.Resource(configMapsGVR).Namespace("default").Get(ctx, "gizmo-settings", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("member1's own ConfigMap is gone: %v", err)

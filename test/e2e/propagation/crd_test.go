@@ -55,15 +55,6 @@ func gizmo(ns, name string) *unstructured.Unstructured {
 	return u
 }
 
-func memberDynamic(t *testing.T, m string) dynamic.Interface {
-	t.Helper()
-	d, err := dynamic.NewForConfig(world.MemberConfig(t, m))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 func exists(ctx context.Context, ri dynamic.ResourceInterface, name string) (bool, string) {
 	_, err := ri.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -94,7 +85,7 @@ func TestCRDPropagation(t *testing.T) {
 		return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
 	})
 	for _, m := range members {
-		d := memberDynamic(t, m)
+		d := world.MemberDynamic(t, m)
 		framework.Eventually(t, 2*time.Minute, "the CRD and the Gizmo in "+m, func() (bool, string) {
 			if ok, why := exists(ctx, d.Resource(crds), "gizmos.e2e.example.com"); !ok {
 				return false, "CRD: " + why
@@ -106,14 +97,14 @@ func TestCRDPropagation(t *testing.T) {
 
 	// member2 has a Gizmo of its own.
 	local := gizmo(ns, "local")
-	if _, err := memberDynamic(t, "member2").Resource(gizmos).Namespace(ns).Create(ctx, local, metav1.CreateOptions{}); err != nil {
+	if _, err := world.MemberDynamic(t, "member2").Resource(gizmos).Namespace(ns).Create(ctx, local, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating member2's own Gizmo: %v", err)
 	}
 
 	if err := c.Delete(ctx, gizmoCRD()); err != nil {
 		t.Fatalf("deleting the CRD template: %v", err)
 	}
-	d1, d2 := memberDynamic(t, "member1"), memberDynamic(t, "member2")
+	d1, d2 := world.MemberDynamic(t, "member1"), world.MemberDynamic(t, "member2")
 	framework.Eventually(t, 2*time.Minute, "member1: Gizmo and then CRD withdrawn", func() (bool, string) {
 		if ok, _ := exists(ctx, d1.Resource(gizmos).Namespace(ns), "shared"); ok {
 			return false, "Gizmo still there"
