@@ -36,6 +36,9 @@ type SimCluster struct {
 	Zone     string
 	Provider string
 
+	// APIOnly runs only etcd, kube-apiserver and the fault proxy.
+	APIOnly bool
+
 	// Logging.LogFile defaults to DATA-DIR/members/NAME/logs/member.log.
 	Logging Logging
 }
@@ -107,7 +110,11 @@ DATA-DIR/members/NAME.
 
 When it serves, it writes DATA-DIR/members/NAME/status.json with Ready=true and
 prints one line starting with "atoll member ready: NAME". It applies the faults
-in DATA-DIR/members/NAME/fault.json and stops cleanly on SIGTERM.`,
+in DATA-DIR/members/NAME/fault.json and stops cleanly on SIGTERM.
+
+With --api-only the member is only its API server (and etcd, the fault proxy
+and the ServiceAccount token controller that joining needs): Deployments are stored but no pod is ever made, so a benchmark's CPU
+goes to the federation instead of simulated workloads.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.validate(); err != nil {
@@ -132,6 +139,7 @@ in DATA-DIR/members/NAME/fault.json and stops cleanly on SIGTERM.`,
 	fs.StringVar(&cfg.Region, "region", "", "region of the member (topology.kubernetes.io/region of its nodes)")
 	fs.StringVar(&cfg.Zone, "zone", "", "zone of the member (topology.kubernetes.io/zone of its nodes)")
 	fs.StringVar(&cfg.Provider, "provider", "", "provider of the member")
+	fs.BoolVar(&cfg.APIOnly, "api-only", false, "run only etcd, kube-apiserver, the fault proxy and the ServiceAccount token controller (joining needs it): no workload controllers, scheduler, nodes or metrics, so objects are stored and nothing acts on them; for benchmarks of the federation itself")
 	fs.StringVar(&cfg.Logging.LogFile, "log-file", "", "file that receives logs (default DATA-DIR/members/NAME/logs/member.log)")
 	fs.IntVarP(&cfg.Logging.Verbosity, "v", "v", 0, "log verbosity (0 operators, 1 decisions, 2+ traces)")
 	_ = cmd.MarkFlagRequired("name")

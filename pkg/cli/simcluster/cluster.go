@@ -28,5 +28,6 @@ func Cluster(ctx context.Context, cfg *cmds.SimCluster) error {
 		Provider:           cfg.Provider,
 		HPASyncPeriod:      cfg.HPASyncPeriod,
 		HPADownscaleWindow: cfg.HPADownscaleStabilization,
+		APIOnly:            cfg.APIOnly,
 	})
 }

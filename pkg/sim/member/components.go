@@ -37,10 +37,16 @@ var controllers = []string{
 	"pod-garbage-collector-controller",
 }
 
+// tokenControllers are what an api-only member runs of the
+// controller-manager: `atoll join` waits for its ServiceAccount token
+// Secret to be filled.
+var tokenControllers = []string{"serviceaccount-token-controller"}
+
 // kcmConfig is what the controller-manager needs from the member.
 type kcmConfig struct {
 	Kubeconfig              string
 	ClusterName             string
+	Controllers             []string
 	ServiceAccountKeyFile   string
 	RootCAFile              string
 	HPASyncPeriod           time.Duration
@@ -54,7 +60,7 @@ func runControllerManager(ctx context.Context, c kcmConfig) (<-chan error, error
 	return controlplane.RunControllerManager(ctx, controlplane.ControllerManagerConfig{
 		Kubeconfig:  c.Kubeconfig,
 		ClusterName: c.ClusterName,
-		Controllers: controllers,
+		Controllers: c.Controllers,
 		ExtraArgs: []string{
 			"--service-account-private-key-file=" + c.ServiceAccountKeyFile,
 			"--root-ca-file=" + c.RootCAFile,

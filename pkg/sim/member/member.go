@@ -49,6 +49,12 @@ type Options struct {
 	// run in seconds instead of minutes.
 	HPASyncPeriod      time.Duration
 	HPADownscaleWindow time.Duration
+	// APIOnly runs only etcd, kube-apiserver, the fault proxy and the
+	// ServiceAccount token controller (joining needs a token): no workload
+	// controllers, scheduler, kubelets or metrics, so that scale
+	// benchmarks measure the federation instead of the simulator. Objects
+	// are stored and served; nothing acts on them.
+	APIOnly bool
 }
 
 // Run serves the member until ctx ends or a component fails.
@@ -96,16 +102,48 @@ func Run(ctx context.Context, opts Options) error {
 		}()
 	}
 
-	kcmDone, err := runControllerManager(runCtx, kcmConfig{
-		Kubeconfig:              cp.KubeconfigPath,
-		ClusterName:             opts.Name,
-		ServiceAccountKeyFile:   pki.Files{Dir: filepath.Join(dir, "pki")}.ServiceAccountKey(),
-		RootCAFile:              pki.Files{Dir: filepath.Join(dir, "pki")}.CACert(),
-		HPASyncPeriod:           opts.HPASyncPeriod,
-		HPADownscaleWindow:      opts.HPADownscaleWindow,
-		HPACPUInitialization:    10 * time.Second,
-		HPAInitialReadinessDiff: 5 * time.Second,
-	})
+	if opts.APIOnly {
+		// Joining needs a ServiceAccount token Secret filled in; the token
+		// controller does only that, and is idle afterwards.
+		kcmDone, err := runControllerManager(runCtx, memberKCMConfig(opts, dir, cp, tokenControllers))
+		if err != nil {
+			return err
+		}
+		watch("kube-controller-manager", kcmDone)
+	} else if err := runWorkloadComponents(runCtx, opts, dir, cp, client, memberCA, front, metricsListener, watch); err != nil {
+		return err
+	}
+
+	status := &statusWriter{dataDir: opts.DataDir, name: opts.Name}
+	if err := status.update(func(s *simdir.MemberStatus) {
+		*s = simdir.MemberStatus{PID: os.Getpid(), Ready: true, APIServer: cp.Config.Host, Proxy: "https://" + proxy.Addr().String()}
+	}); err != nil {
+		return err
+	}
+	go followFaults(runCtx, opts.DataDir, opts.Name, proxy, status)
+	fmt.Printf("%s %s kubeconfig=%s proxy=%s (%.1fs)\n", ReadyMarker, opts.Name, cp.KubeconfigPath,
+		"https://"+proxy.Addr().String(), time.Since(started).Seconds())
+
+	select {
+	case <-ctx.Done():
+		status.markStopped()
+		return nil
+	case err := <-failed:
+		status.markStopped()
+		return err
+	case <-cp.Done():
+		status.markStopped()
+		return cp.Wait()
+	}
+}
+
+// runWorkloadComponents starts what makes the member act on its objects:
+// kube-controller-manager, kube-scheduler, the simulated kubelets, the
+// metrics server and the world's view of Ready pods.
+func runWorkloadComponents(runCtx context.Context, opts Options, dir string, cp *controlplane.ControlPlane,
+	client kubernetes.Interface, memberCA *pki.CA, front pki.Files, metricsListener net.Listener,
+	watch func(string, <-chan error)) error {
+	kcmDone, err := runControllerManager(runCtx, memberKCMConfig(opts, dir, cp, controllers))
 	if err != nil {
 		return err
 	}
@@ -137,26 +175,23 @@ func Run(ctx context.Context, opts Options) error {
 	watch("metrics server", metricsDone)
 	go publishReady(runCtx, opts.DataDir, opts.Name, kl)
 
-	status := &statusWriter{dataDir: opts.DataDir, name: opts.Name}
-	if err := status.update(func(s *simdir.MemberStatus) {
-		*s = simdir.MemberStatus{PID: os.Getpid(), Ready: true, APIServer: cp.Config.Host, Proxy: "https://" + proxy.Addr().String()}
-	}); err != nil {
-		return err
-	}
-	go followFaults(runCtx, opts.DataDir, opts.Name, proxy, status)
-	fmt.Printf("%s %s kubeconfig=%s proxy=%s (%.1fs)\n", ReadyMarker, opts.Name, cp.KubeconfigPath,
-		"https://"+proxy.Addr().String(), time.Since(started).Seconds())
+	return nil
+}
 
-	select {
-	case <-ctx.Done():
-		status.markStopped()
-		return nil
-	case err := <-failed:
-		status.markStopped()
-		return err
-	case <-cp.Done():
-		status.markStopped()
-		return cp.Wait()
+// memberKCMConfig is the member's kube-controller-manager running the
+// named controllers.
+func memberKCMConfig(opts Options, dir string, cp *controlplane.ControlPlane, controllers []string) kcmConfig {
+	memberPKI := pki.Files{Dir: filepath.Join(dir, "pki")}
+	return kcmConfig{
+		Kubeconfig:              cp.KubeconfigPath,
+		ClusterName:             opts.Name,
+		Controllers:             controllers,
+		ServiceAccountKeyFile:   memberPKI.ServiceAccountKey(),
+		RootCAFile:              memberPKI.CACert(),
+		HPASyncPeriod:           opts.HPASyncPeriod,
+		HPADownscaleWindow:      opts.HPADownscaleWindow,
+		HPACPUInitialization:    10 * time.Second,
+		HPAInitialReadinessDiff: 5 * time.Second,
 	}
 }
 

@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+// TestAPIOnlyMember: `atoll up --member-args=--api-only` runs members that
+// are only API servers (the benchmarks' members, issue 14): they join, are
+// Ready, and receive propagated objects, but have no nodes and make no
+// pods, since no controller acts on what they store.
+func TestAPIOnlyMember(t *testing.T) {
+	t.Parallel()
+	cp := framework.StartControlPlane(t, framework.Options{Members: 1, Args: []string{"--member-args=--api-only"}})
+	ctx := framework.Context(t, 3*time.Minute)
+	c := cp.Client(t)
+	member := cp.MemberClientset(t, "member1")
+
+	const ns = "apionly"
+	framework.Create(t, c, utiltesting.MakeNamespace(ns).Obj(),
+		framework.Deployment("web", ns).Replicas(2).Obj(),
+		utiltesting.MakePropagationPolicy("web", ns).ClusterNames("member1").Select("apps/v1", "Deployment", "web").Obj())
+	framework.Eventually(t, 2*time.Minute, "Deployment web in member1", func() (bool, string) {
+		d, err := member.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return *d.Spec.Replicas == 2, fmt.Sprintf("replicas %d", *d.Spec.Replicas)
+	})
+
+	// Nothing acts on it: no ReplicaSet, no pod, no node.
+	time.Sleep(3 * time.Second)
+	rs, err := member.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := member.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := member.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Items) != 0 || len(pods.Items) != 0 || len(nodes.Items) != 0 {
+		t.Errorf("api-only member acted on its objects: %d ReplicaSets, %d pods, %d nodes; want none", len(rs.Items), len(pods.Items), len(nodes.Items))
+	}
+}
