@@ -44,6 +44,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
+	"github.com/atoll-dev/atoll/pkg/util/templatecache"
 )
 
 // Options configure the controller-manager.
@@ -52,6 +53,8 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables them.
 	HealthProbeBindAddress string
+	// PprofBindAddress serves /debug/pprof/; "0" or empty disables it.
+	PprofBindAddress string
 	// LeaderElect makes only one of several replicas run controllers.
 	LeaderElect bool
 	// LeaderElectionNamespace holds the leader Lease.
@@ -119,6 +122,8 @@ type Controller struct {
 func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpreter) []Controller {
 	// One bucket paces failover's evictions and the scheduler's returns.
 	limiter := eviction.NewLimiter(opts.Failover.EvictionRate, opts.Failover.EvictionBurst)
+	// The detector reads a template once; the executor renders from that.
+	templates := templatecache.New()
 	return []Controller{
 		{Name: "cluster", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return cluster.Setup(ctx, mgr, cc, cluster.Options{
@@ -129,7 +134,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 			})
 		}},
 		{Name: "detector", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp})
+			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: templates})
 		}},
 		{Name: "scheduler", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod})
@@ -142,7 +147,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 			})
 		}},
 		{Name: "executor", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, Interpreter: interp})
+			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, Interpreter: interp, Templates: templates})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp})
@@ -251,6 +256,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		}},
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		PprofBindAddress:              opts.PprofBindAddress,
 		LeaderElection:                opts.LeaderElect,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionID:              opts.LeaderElectionID,

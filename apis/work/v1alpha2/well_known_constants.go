@@ -3,6 +3,11 @@ package v1alpha2
 // Labels and annotations on bindings and on the objects they manage. The
 // keys are Karmada's, so tools written for Karmada can read them.
 const (
+	// CleanupFinalizer keeps a binding until the executor has withdrawn
+	// its member objects. Bindings are created with it, so that the
+	// executor never needs a write just to add it.
+	CleanupFinalizer = "atoll.dev/cleanup"
+
 	// ResourceBindingPermanentIDLabel holds the permanent ID of a
 	// ResourceBinding.
 	ResourceBindingPermanentIDLabel = "resourcebinding.karmada.io/permanent-id"

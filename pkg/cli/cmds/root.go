@@ -76,6 +76,7 @@ type Manager struct {
 	RebalanceSettleWindow   time.Duration
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
+	PprofBindAddress        string
 	LeaderElect             bool
 	LeaderElectionNamespace string
 }
@@ -142,6 +143,7 @@ func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderEle
 	}
 	fs.StringVar(&m.MetricsBindAddress, "metrics-bind-address", metrics, "address of the Prometheus metrics endpoint (\"0\" disables it)")
 	fs.StringVar(&m.HealthProbeBindAddress, "health-probe-bind-address", health, "address of /healthz and /readyz (\"0\" disables them)")
+	fs.StringVar(&m.PprofBindAddress, "pprof-bind-address", "0", "address of the Go profiling endpoints, /debug/pprof/ (\"0\" disables them; they expose the process's memory, keep them on loopback)")
 	fs.BoolVar(&m.LeaderElect, "leader-elect", leaderElect, "elect a leader among controller-manager replicas through a Lease")
 	fs.StringVar(&m.LeaderElectionNamespace, "leader-election-namespace", "atoll-system", "namespace of the leader election Lease")
 }

@@ -68,6 +68,7 @@ func ManagerOptions(m cmds.Manager) manager.Options {
 		},
 		MetricsBindAddress:      m.MetricsBindAddress,
 		HealthProbeBindAddress:  m.HealthProbeBindAddress,
+		PprofBindAddress:        m.PprofBindAddress,
 		LeaderElect:             m.LeaderElect,
 		LeaderElectionNamespace: m.LeaderElectionNamespace,
 	}

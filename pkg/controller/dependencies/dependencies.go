@@ -344,7 +344,8 @@ func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 	if apierrors.IsNotFound(err) {
 		a := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{
 			Namespace: key.Namespace, Name: key.Name,
-			Labels: map[string]string{workv1alpha2.AttachedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: r.newID()},
+			Labels:     map[string]string{workv1alpha2.AttachedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: r.newID()},
+			Finalizers: []string{workv1alpha2.CleanupFinalizer},
 		}}
 		a.Spec.Resource = ref
 		a.Spec.RequiredBy = []workv1alpha2.BindingSnapshot{snap}

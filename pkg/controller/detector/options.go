@@ -10,6 +10,7 @@ import (
 
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/templatecache"
 )
 
 // Options configure the detector. Zero values mean the defaults.
@@ -28,11 +29,16 @@ type Options struct {
 	// RediscoveryPeriod is how often the control plane's resources are
 	// discovered again, to watch new CRDs. Default 30s.
 	RediscoveryPeriod time.Duration
-	// Workers bounds concurrent reconciles. Default 4.
+	// Workers bounds concurrent reconciles. Default 16: a reconcile mostly
+	// waits on the API server (claim, read, binding), so a burst needs many
+	// in flight.
 	Workers int
 	// Interpreter reads replicas from templates. Default
 	// interpreter.Native.
 	Interpreter *interpreter.Interpreter
+	// Templates receives the templates the detector reads in full, for
+	// the executor (nil: not shared).
+	Templates *templatecache.Cache
 }
 
 // DefaultSkippedNamespaces are the namespaces skipped by default: the
@@ -91,7 +97,7 @@ func (o *Options) defaults() {
 		o.RediscoveryPeriod = 30 * time.Second
 	}
 	if o.Workers <= 0 {
-		o.Workers = 4
+		o.Workers = 16
 	}
 }
 

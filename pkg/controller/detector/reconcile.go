@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -64,6 +66,9 @@ func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
 	if !exists {
 		// The template is gone: so is its binding (there may be no garbage
 		// collector in the control plane).
+		if d.opts.Templates != nil {
+			d.opts.Templates.Forget(bindingKey(w, it.Namespace, it.Name))
+		}
 		return d.deleteBinding(ctx, binding)
 	}
 	m, ok := obj.(*metav1.PartialObjectMetadata)
@@ -96,7 +101,7 @@ func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
 		if err := d.releaseBinding(ctx, binding); err != nil {
 			return err
 		}
-		_, err := d.patchClaim(ctx, w, m, nil)
+		_, _, err := d.patchClaim(ctx, w, m, nil)
 		return err
 	}
 	if p.PermanentID == "" {
@@ -107,11 +112,11 @@ func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
 	if !decision.Kept {
 		d.log.V(1).Info("Policy claims template", "policy", policyRef(p), "template", ref.Kind+" "+klog.KObj(m).String())
 	}
-	m, err = d.patchClaim(ctx, w, m, p)
+	m, full, err := d.patchClaim(ctx, w, m, p)
 	if err != nil || m == nil {
 		return err
 	}
-	return d.writeBinding(ctx, w, m, p, binding)
+	return d.writeBinding(ctx, w, m, full, p, binding)
 }
 
 // lazyUnchanged reports whether the template is claimed by an existing
@@ -210,19 +215,21 @@ func (d *Detector) getPolicy(ctx context.Context, c *Claim) (*Policy, error) {
 
 // patchClaim makes the template's claim metadata record p (nothing for nil)
 // with a metadata merge patch, only when it differs. It returns the
-// template's metadata after the patch, nil if the template is gone.
-func (d *Detector) patchClaim(ctx context.Context, w *watched, m *metav1.PartialObjectMetadata, p *Policy) (*metav1.PartialObjectMetadata, error) {
+// template's metadata after the patch, nil if the template is gone, and,
+// when it patched, the whole template the API server answered with (so
+// that writing the binding needs no read of its own).
+func (d *Detector) patchClaim(ctx context.Context, w *watched, m *metav1.PartialObjectMetadata, p *Policy) (*metav1.PartialObjectMetadata, *unstructured.Unstructured, error) {
 	patch := claimPatch(m.Labels, m.Annotations, p)
 	if patch == nil {
-		return m, nil
+		return m, nil, nil
 	}
-	out, err := d.metadata.Resource(w.GVR).Namespace(m.Namespace).Patch(ctx, m.Name, types.MergePatchType, patch,
+	full, err := d.dynamic.Resource(w.GVR).Namespace(m.Namespace).Patch(ctx, m.Name, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: fieldManager})
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("patching claim of %s %s: %w", w.Kind, klog.KObj(m), err)
+		return nil, nil, fmt.Errorf("patching claim of %s %s: %w", w.Kind, klog.KObj(m), err)
 	}
 	op := "claim"
 	if p == nil {
@@ -230,11 +237,21 @@ func (d *Detector) patchClaim(ctx context.Context, w *watched, m *metav1.Partial
 		d.log.V(1).Info("Template released", "template", w.Kind+" "+klog.KObj(m).String())
 	}
 	claimsWritten.WithLabelValues(op).Inc()
-	return out, nil
+	return metadataOf(full), full, nil
 }
 
-// writeBinding creates or updates the template's binding for policy p.
-func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.PartialObjectMetadata, p *Policy, existing client.Object) error {
+// metadataOf is u's metadata as the template informers hold it.
+func metadataOf(u *unstructured.Unstructured) *metav1.PartialObjectMetadata {
+	out := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}}
+	if raw, ok := u.Object["metadata"].(map[string]any); ok {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &out.ObjectMeta)
+	}
+	return out
+}
+
+// writeBinding creates or updates the template's binding for policy p;
+// full is the whole template when the caller has it at m's version.
+func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.PartialObjectMetadata, full *unstructured.Unstructured, p *Policy, existing client.Object) error {
 	if existing != nil && existing.GetDeletionTimestamp() != nil {
 		// A binding on its way out (the executor's finalizer withdraws the
 		// template from members first) is not revived; its deletion event
@@ -264,12 +281,15 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		in.Resource.ResourceVersion = spec.Resource.ResourceVersion
 		in.Workload = workload{Replicas: spec.Replicas, Requirements: spec.ReplicaRequirements}
 	} else if interp.HasReplicas(ctx, w.GVK()) {
-		full, err := d.dynamic.Resource(w.GVR).Namespace(m.Namespace).Get(ctx, m.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil // the delete event follows
-		}
-		if err != nil {
-			return fmt.Errorf("reading %s %s: %w", w.Kind, klog.KObj(m), err)
+		if full == nil {
+			var err error
+			full, err = d.dynamic.Resource(w.GVR).Namespace(m.Namespace).Get(ctx, m.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil // the delete event follows
+			}
+			if err != nil {
+				return fmt.Errorf("reading %s %s: %w", w.Kind, klog.KObj(m), err)
+			}
 		}
 		replicas, requirements, err := interp.Replicas(ctx, full)
 		if _, ok := interpreter.AsError(err); ok {
@@ -287,16 +307,23 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		in.Workload = workload{Replicas: replicas, Requirements: requirements}
 		in.Resource.UID, in.Resource.ResourceVersion = full.GetUID(), full.GetResourceVersion()
 		in.Fingerprint = withVersion(fingerprint(full), version)
+	} else if full != nil {
+		in.Resource.UID, in.Resource.ResourceVersion = full.GetUID(), full.GetResourceVersion()
+	}
+	if full != nil && d.opts.Templates != nil && in.Resource.ResourceVersion == full.GetResourceVersion() {
+		// The binding records this version: the executor renders it from
+		// here instead of reading it again.
+		d.opts.Templates.Put(bindingKey(w, m.Namespace, m.Name), full.GetResourceVersion(), full)
 	}
 
 	if existing == nil {
 		obj := newBinding(!w.Namespaced)
-		obj.SetName(names.BindingName(w.Kind, m.Name))
-		if w.Namespaced {
-			obj.SetNamespace(m.Namespace)
-		}
+		key := bindingKey(w, m.Namespace, m.Name)
+		obj.SetName(key.Name)
+		obj.SetNamespace(key.Namespace)
 		meta, spec := bindingParts(obj)
 		renderBinding(meta, spec, in, d.newID)
+		meta.Finalizers = []string{workv1alpha2.CleanupFinalizer}
 		if err := d.client.Create(ctx, obj, client.FieldOwner(fieldManager)); err != nil {
 			return fmt.Errorf("creating binding %s: %w", klog.KObj(obj), err)
 		}
@@ -411,10 +438,7 @@ func (d *Detector) deleteBinding(ctx context.Context, b client.Object) error {
 // none.
 func (d *Detector) getBinding(ctx context.Context, w *watched, ref workv1alpha2.ObjectReference) (client.Object, error) {
 	obj := newBinding(!w.Namespaced)
-	key := types.NamespacedName{Name: names.BindingName(ref.Kind, ref.Name)}
-	if w.Namespaced {
-		key.Namespace = ref.Namespace
-	}
+	key := bindingKey(w, ref.Namespace, ref.Name)
 	// Read only: writeBinding deep-copies before changing anything.
 	err := d.client.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
@@ -424,6 +448,16 @@ func (d *Detector) getBinding(ctx context.Context, w *watched, ref workv1alpha2.
 		return nil, fmt.Errorf("reading binding %s: %w", key, err)
 	}
 	return obj, nil
+}
+
+// bindingKey is the key of the binding of template ns/name of w's kind
+// (no namespace for cluster-scoped kinds).
+func bindingKey(w *watched, ns, name string) types.NamespacedName {
+	key := types.NamespacedName{Name: names.BindingName(w.Kind, name)}
+	if w.Namespaced {
+		key.Namespace = ns
+	}
+	return key
 }
 
 // refersTo reports whether binding b is the binding of the template ref

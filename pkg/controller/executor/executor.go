@@ -34,10 +34,13 @@ import (
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/templatecache"
 )
 
-// Finalizer keeps a binding until its member objects are withdrawn.
-const Finalizer = "atoll.dev/cleanup"
+// Finalizer keeps a binding until its member objects are withdrawn. Their
+// creators set it; a binding without it (older ones, or a user's) gets it
+// from the executor before anything is applied.
+const Finalizer = workv1alpha2.CleanupFinalizer
 
 // Options configure the executor.
 type Options struct {
@@ -56,6 +59,9 @@ type Options struct {
 	// Interpreter renders, retains, reflects and aggregates per kind.
 	// Default interpreter.Native.
 	Interpreter *interpreter.Interpreter
+	// Templates is shared with the detector, which fills it when it reads
+	// a template (default: the executor's own).
+	Templates *templatecache.Cache
 }
 
 // Setup adds the executor for both binding kinds to mgr.
@@ -75,6 +81,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	if opts.Templates == nil {
+		opts.Templates = templatecache.New()
+	}
 	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return err
@@ -89,7 +98,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			opts:         opts,
 			interp:       opts.Interpreter,
 			recorder:     mgr.GetEventRecorder("atoll-executor"),
-			templates:    newTemplateCache(),
+			templates:    opts.Templates,
 			watched:      newKnownSet(),
 			namespaces:   newKnownSet(),
 			reached:      newReachedClusters(),
@@ -142,7 +151,7 @@ type reconciler struct {
 	// queue is the controller's work queue, set when its sources start
 	// (before any reconcile, so before any member informer exists).
 	queue     atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
-	templates *templateCache
+	templates *templatecache.Cache
 	// watched are the member GVRs (cluster/gvr) with an informer;
 	// namespaces the member namespaces (cluster/namespace) known to exist.
 	watched, namespaces *knownSet
@@ -157,7 +166,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	obj := r.kind.NewObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.templates.forget(req.NamespacedName)
+			r.templates.Forget(req.NamespacedName)
 			r.reached.drop(req.NamespacedName)
 			r.statusWrites.drop(req.NamespacedName)
 			return reconcile.Result{}, nil

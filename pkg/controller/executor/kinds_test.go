@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
@@ -60,30 +59,6 @@ func TestOwnerMetadataRoundTrip(t *testing.T) {
 				t.Errorf("%s also claims %v", other.name(), annotations)
 			}
 		})
-	}
-}
-
-func TestTemplateCacheIsKeyedByRecordedVersion(t *testing.T) {
-	c := newTemplateCache()
-	key := types.NamespacedName{Namespace: "demo", Name: "nginx-deployment"}
-	tpl := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": "x", "resourceVersion": "12"}}}
-	c.put(key, "10", tpl)
-	if _, ok := c.get(key, "10"); !ok {
-		t.Error("miss for the recorded version")
-	}
-	if _, ok := c.get(key, "11"); ok {
-		t.Error("hit for another recorded version")
-	}
-	got, _ := c.get(key, "10")
-	got.SetName("changed")
-	again, _ := c.get(key, "10")
-	if again.GetName() != "x" {
-		t.Error("cached template shared with a caller that modified it")
-	}
-	c.forget(key)
-	if _, ok := c.get(key, "10"); ok {
-		t.Error("hit after forget")
 	}
 }
 

@@ -5,61 +5,11 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
-
-// templateCache keeps each binding's last template as JSON bytes (decoded
-// on use), keyed by the template resourceVersion the binding records, so
-// member status churn does not turn into control-plane reads.
-type templateCache struct {
-	mu    sync.Mutex
-	items map[types.NamespacedName]cachedTemplate
-}
-
-type cachedTemplate struct {
-	resourceVersion string
-	json            []byte
-}
-
-func newTemplateCache() *templateCache {
-	return &templateCache{items: map[types.NamespacedName]cachedTemplate{}}
-}
-
-func (c *templateCache) get(key types.NamespacedName, rv string) (*unstructured.Unstructured, bool) {
-	c.mu.Lock()
-	item, ok := c.items[key]
-	c.mu.Unlock()
-	if !ok || rv == "" || item.resourceVersion != rv {
-		return nil, false
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(item.json); err != nil {
-		return nil, false
-	}
-	return u, true
-}
-
-// put stores u under the template resourceVersion the binding records (which
-// may be older than u's own after a status write).
-func (c *templateCache) put(key types.NamespacedName, rv string, u *unstructured.Unstructured) {
-	data, err := u.MarshalJSON()
-	if err != nil {
-		return
-	}
-	c.mu.Lock()
-	c.items[key] = cachedTemplate{resourceVersion: rv, json: data}
-	c.mu.Unlock()
-}
-
-func (c *templateCache) forget(key types.NamespacedName) {
-	c.mu.Lock()
-	delete(c.items, key)
-	c.mu.Unlock()
-}
 
 // knownSet remembers keys already done once (a member's watched GVRs, its
 // namespaces known to exist), so neither costs a request twice.

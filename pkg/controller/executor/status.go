@@ -77,7 +77,7 @@ func (r *reconciler) aggregateTemplateStatus(ctx context.Context, key types.Name
 	// The status write bumps the template's resourceVersion, not what the
 	// binding records; cache the written object so the next comparison sees
 	// this status without reading the template again.
-	r.templates.put(key, recordedRV, updated)
+	r.templates.Put(key, recordedRV, updated)
 	return nil
 }
 

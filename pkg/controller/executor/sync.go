@@ -26,6 +26,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
+	"github.com/atoll-dev/atoll/pkg/scheduler"
 )
 
 // clusterResult is the outcome of one cluster's sync.
@@ -54,6 +55,12 @@ func (res clusterResult) interpretationFailed(err error) clusterResult {
 
 func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) (reconcile.Result, error) {
 	key := client.ObjectKeyFromObject(b)
+	if r.awaitsFirstSchedule(key, b, spec, status) {
+		// Nothing to apply or withdraw yet, and a status written now
+		// ("no clusters") would be overwritten within milliseconds: the
+		// scheduler's write brings the binding back.
+		return reconcile.Result{}, nil
+	}
 	template, gvr, err := r.template(ctx, key, spec)
 	if apierrors.IsNotFound(err) {
 		// The detector removes bindings of deleted templates.
@@ -186,6 +193,14 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	return result, nil
 }
 
+// awaitsFirstSchedule reports whether b is new and not yet placed by the
+// scheduler that will place it: no clusters, none reached, and the scheduler
+// has not seen this generation.
+func (r *reconciler) awaitsFirstSchedule(key types.NamespacedName, b client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) bool {
+	return len(spec.Clusters) == 0 && status.SchedulerObservedGeneration < b.GetGeneration() &&
+		len(r.reached.of(key, status)) == 0 && scheduler.WillSchedule(b, spec, status)
+}
+
 // template returns the binding's template, from the cache when the binding
 // still records the same template resourceVersion.
 func (r *reconciler) template(ctx context.Context, key types.NamespacedName, spec *workv1alpha2.ResourceBindingSpec) (*unstructured.Unstructured, schema.GroupVersionResource, error) {
@@ -198,14 +213,14 @@ func (r *reconciler) template(ctx context.Context, key types.NamespacedName, spe
 		return nil, schema.GroupVersionResource{}, fmt.Errorf("binding %s: mapping %s: %w", key, spec.Resource.Kind, err)
 	}
 	gvr := mapping.Resource
-	if t, ok := r.templates.get(key, spec.Resource.ResourceVersion); ok {
+	if t, ok := r.templates.Get(key, spec.Resource.ResourceVersion); ok {
 		return t, gvr, nil
 	}
 	t, err := r.dynamic.Resource(gvr).Namespace(spec.Resource.Namespace).Get(ctx, spec.Resource.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, gvr, err
 	}
-	r.templates.put(key, spec.Resource.ResourceVersion, t)
+	r.templates.Put(key, spec.Resource.ResourceVersion, t)
 	return t, gvr, nil
 }
 

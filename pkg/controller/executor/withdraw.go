@@ -246,6 +246,6 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 	if err := r.client.Patch(ctx, b, patch); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, err
 	}
-	r.templates.forget(client.ObjectKeyFromObject(b))
+	r.templates.Forget(client.ObjectKeyFromObject(b))
 	return reconcile.Result{}, nil
 }

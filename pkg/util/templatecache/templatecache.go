@@ -1,0 +1,72 @@
+// Package templatecache keeps resource templates as JSON bytes, keyed by
+// their binding and the template resourceVersion the binding records. The
+// detector fills it when it reads a template to write its binding, and the
+// executor reads it to render the member objects, so a template version is
+// read from the control plane once, not once per controller; member status
+// churn never turns into control-plane reads either. Bytes rather than
+// decoded objects: a decoded unstructured object costs several times its
+// JSON in memory, and most entries are read rarely.
+package templatecache
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Cache is safe for concurrent use; the zero value is not (use New).
+type Cache struct {
+	mu    sync.Mutex
+	items map[types.NamespacedName]entry
+}
+
+type entry struct {
+	resourceVersion string
+	json            []byte
+}
+
+// New returns an empty cache.
+func New() *Cache { return &Cache{items: map[types.NamespacedName]entry{}} }
+
+// Get returns a fresh copy of the template stored for binding under the
+// recorded resourceVersion rv; a different or empty rv is a miss.
+func (c *Cache) Get(binding types.NamespacedName, rv string) (*unstructured.Unstructured, bool) {
+	c.mu.Lock()
+	item, ok := c.items[binding]
+	c.mu.Unlock()
+	if !ok || rv == "" || item.resourceVersion != rv {
+		return nil, false
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(item.json); err != nil {
+		return nil, false
+	}
+	return u, true
+}
+
+// Put stores u for binding under the template resourceVersion the binding
+// records (which may be older than u's own after a status write).
+func (c *Cache) Put(binding types.NamespacedName, rv string, u *unstructured.Unstructured) {
+	data, err := u.MarshalJSON()
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	c.items[binding] = entry{resourceVersion: rv, json: data}
+	c.mu.Unlock()
+}
+
+// Forget drops the entry of a binding that is gone.
+func (c *Cache) Forget(binding types.NamespacedName) {
+	c.mu.Lock()
+	delete(c.items, binding)
+	c.mu.Unlock()
+}
+
+// Len is the number of entries.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.items)
+}
