@@ -200,8 +200,12 @@ func TestHealthAndAggregate(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("AggregateStatus (-want +got):\n%s", diff)
 	}
-	stale := nativeAggregateStatus(template, items(t, nativeReflectStatus(member(2, 2, 2, 3, 4))), true)
-	if stale["observedGeneration"] != int64(8) {
-		t.Errorf("observedGeneration with a member behind: %v, want 8", stale["observedGeneration"])
+	behind := items(t, nativeReflectStatus(member(2, 2, 2, 3, 4)))
+	if got := nativeAggregateStatus(template, behind, true)["observedGeneration"]; got != int64(0) {
+		t.Errorf("observedGeneration with a member behind, template never observed: %v, want 0", got)
+	}
+	_ = unstructured.SetNestedField(template.Object, int64(7), "status", "observedGeneration")
+	if got := nativeAggregateStatus(template, behind, true)["observedGeneration"]; got != int64(7) {
+		t.Errorf("observedGeneration with a member behind: %v, want the template's own 7", got)
 	}
 }

@@ -61,7 +61,7 @@ func num(m map[string]any, key string) int64 {
 // the counters add up, and observedGeneration becomes the template's
 // generation only once every member runs the current manifest and has
 // observed it (allCurrent), so `kubectl rollout status` on the template
-// means what it says.
+// means what it says; until then it stays what the template shows.
 func nativeAggregateStatus(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem, allCurrent bool) map[string]any {
 	gk := template.GroupVersionKind().GroupKind()
 	switch gk {
@@ -98,7 +98,11 @@ func nativeAggregateStatus(template *unstructured.Unstructured, items []workv1al
 		}
 	}
 	if !allCurrent {
-		observed--
+		// Not every member has observed the current manifest: the template
+		// keeps the generation it last showed as observed (as Karmada
+		// does), rather than one a member may never have seen, and no
+		// write is needed for it.
+		observed, _, _ = unstructured.NestedInt64(template.Object, "status", "observedGeneration")
 	}
 	out["observedGeneration"] = observed
 	return out

@@ -53,6 +53,9 @@ type Options struct {
 	// Interpreter lists a workload's dependencies. Default
 	// interpreter.Native.
 	Interpreter *interpreter.Interpreter
+	// BindingFinalizer is set on the attached bindings it creates ("":
+	// none; the executor's when it runs).
+	BindingFinalizer string
 }
 
 // Dependency is one object a workload needs (Karmada's
@@ -80,6 +83,8 @@ type reconciler struct {
 	mapper  meta.RESTMapper
 	newID   func() string
 	interp  *interpreter.Interpreter
+	// finalizer goes on created bindings (Options.BindingFinalizer).
+	finalizer string
 
 	mu     sync.Mutex
 	parsed map[types.NamespacedName]parsed
@@ -110,7 +115,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	r := &reconciler{
 		client: mgr.GetClient(), objects: objects, dynamic: dyn, mapper: mgr.GetRESTMapper(), newID: uuid.NewString,
-		interp: opts.Interpreter,
+		interp: opts.Interpreter, finalizer: opts.BindingFinalizer,
 		parsed: map[types.NamespacedName]parsed{}, wanted: map[depKey]map[types.NamespacedName]bool{},
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -344,9 +349,11 @@ func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 	if apierrors.IsNotFound(err) {
 		a := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{
 			Namespace: key.Namespace, Name: key.Name,
-			Labels:     map[string]string{workv1alpha2.AttachedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: r.newID()},
-			Finalizers: []string{workv1alpha2.CleanupFinalizer},
+			Labels: map[string]string{workv1alpha2.AttachedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: r.newID()},
 		}}
+		if r.finalizer != "" {
+			a.Finalizers = []string{r.finalizer}
+		}
 		a.Spec.Resource = ref
 		a.Spec.RequiredBy = []workv1alpha2.BindingSnapshot{snap}
 		if err := r.complete(ctx, &a.Spec, b); err != nil {

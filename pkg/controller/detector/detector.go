@@ -109,6 +109,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		clock:     clock.RealClock{},
 		resources: map[schema.GroupVersionResource]*watched{},
 		byGK:      map[schema.GroupKind]*watched{},
+		created:   newCreatedBindings(),
 	}
 	if err := mgr.AddReadyzCheck(Name, d.readyz); err != nil {
 		return fmt.Errorf("detector: readiness check: %w", err)
@@ -131,6 +132,8 @@ type Detector struct {
 
 	queue priorityqueue.PriorityQueue[item]
 	ready atomic.Bool
+	// created are bindings written but not yet in the cache.
+	created *createdBindings
 
 	mu        sync.RWMutex
 	resources map[schema.GroupVersionResource]*watched
@@ -267,6 +270,12 @@ func (d *Detector) process(ctx context.Context, it item, priority int) {
 	start := time.Now()
 	err := reconcile(ctx, it)
 	reconcileDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+	if errors.Is(err, errCacheBehind) {
+		// Not a failure: look again once the cache has caught up.
+		reconciles.WithLabelValues(kind, "requeued").Inc()
+		d.queue.AddWithOpts(priorityqueue.AddOpts{After: cacheBehindRetry, Priority: &priority}, it)
+		return
+	}
 	if err != nil {
 		reconciles.WithLabelValues(kind, "error").Inc()
 		level := 1

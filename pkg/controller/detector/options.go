@@ -39,6 +39,9 @@ type Options struct {
 	// Templates receives the templates the detector reads in full, for
 	// the executor (nil: not shared).
 	Templates *templatecache.Cache
+	// BindingFinalizer is set on new bindings ("": none): the executor's,
+	// when it runs, so that it need not add it with a write of its own.
+	BindingFinalizer string
 }
 
 // DefaultSkippedNamespaces are the namespaces skipped by default: the

@@ -30,6 +30,12 @@ const fieldManager = names.FieldManager + "-detector"
 
 var errNotSynced = errors.New("template informer has not synced yet")
 
+// errCacheBehind: a binding this detector created is not in the cache yet;
+// the template is looked at again after cacheBehindRetry.
+var errCacheBehind = errors.New("binding created but not in the cache yet")
+
+const cacheBehindRetry = 200 * time.Millisecond
+
 // reconcileTemplate converges one template: which policy claims it, its
 // claim metadata, and its binding. It reads templates from the metadata
 // informers, policies and bindings from the manager's cache, and writes only
@@ -323,10 +329,13 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		obj.SetNamespace(key.Namespace)
 		meta, spec := bindingParts(obj)
 		renderBinding(meta, spec, in, d.newID)
-		meta.Finalizers = []string{workv1alpha2.CleanupFinalizer}
+		if d.opts.BindingFinalizer != "" {
+			meta.Finalizers = []string{d.opts.BindingFinalizer}
+		}
 		if err := d.client.Create(ctx, obj, client.FieldOwner(fieldManager)); err != nil {
 			return fmt.Errorf("creating binding %s: %w", klog.KObj(obj), err)
 		}
+		d.created.add(key, d.clock.Now())
 		bindingsWritten.WithLabelValues("create").Inc()
 		d.log.V(1).Info("Binding created", "binding", klog.KObj(obj), "policy", policyRef(p))
 		return d.recordInterpretation(ctx, obj, interpretErr)
@@ -442,11 +451,15 @@ func (d *Detector) getBinding(ctx context.Context, w *watched, ref workv1alpha2.
 	// Read only: writeBinding deep-copies before changing anything.
 	err := d.client.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
+		if d.created.awaited(key, d.clock.Now()) {
+			return nil, errCacheBehind
+		}
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading binding %s: %w", key, err)
 	}
+	d.created.seen(key)
 	return obj, nil
 }
 
