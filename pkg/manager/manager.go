@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/atoll-dev/atoll/apis"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/controller/baseline"
 	"github.com/atoll-dev/atoll/pkg/controller/cluster"
@@ -43,6 +45,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/interpreter/script"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
 	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
 	"github.com/atoll-dev/atoll/pkg/util/templatecache"
 )
@@ -124,6 +127,12 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 	limiter := eviction.NewLimiter(opts.Failover.EvictionRate, opts.Failover.EvictionBurst)
 	// The detector reads a template once; the executor renders from that.
 	templates := templatecache.New()
+	// Bindings are created with the executor's finalizer when it runs, so
+	// that it needs no write to add it.
+	var finalizer string
+	if Enabled("executor", opts.Controllers) {
+		finalizer = workv1alpha2.CleanupFinalizer
+	}
 	return []Controller{
 		{Name: "cluster", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return cluster.Setup(ctx, mgr, cc, cluster.Options{
@@ -134,7 +143,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 			})
 		}},
 		{Name: "detector", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: templates})
+			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: templates, BindingFinalizer: finalizer})
 		}},
 		{Name: "scheduler", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod})
@@ -150,7 +159,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, Interpreter: interp, Templates: templates})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp})
+			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp, BindingFinalizer: finalizer})
 		}},
 		{Name: "hpa-marker", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return hpamarker.Setup(ctx, mgr, hpamarker.Options{})
@@ -228,6 +237,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if opts.KubeAPIBurst > 0 {
 		cfg.Burst = opts.KubeAPIBurst
 	}
+	if cfg.RateLimiter == nil && cfg.QPS > 0 {
+		// Every controller has a client of its own (forController); one
+		// limiter keeps --kube-api-qps the ceiling for all of them.
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, max(cfg.Burst, 1))
+	}
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, fmt.Errorf("building scheme: %w", err)
@@ -243,7 +257,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 			return nil, err
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	// The manager's own requests (informers, leader election, events, the
+	// shared cluster cache) count as "manager"; each controller's as its own.
+	base := cfg
+	mgr, err := ctrl.NewManager(requestmetrics.Config(cfg, "manager"), ctrl.Options{
 		Scheme: scheme,
 		// Only cluster credentials are read from Secrets: caching every
 		// Secret of the control plane would cost memory for nothing. Push
@@ -280,7 +297,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		if !Enabled(c.Name, opts.Controllers) {
 			continue
 		}
-		if err := c.Setup(ctx, mgr); err != nil {
+		view, err := forController(mgr, base, c.Name)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Setup(ctx, view); err != nil {
 			return nil, fmt.Errorf("setting up controller %s: %w", c.Name, err)
 		}
 	}

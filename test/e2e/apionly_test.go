@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,10 +18,13 @@ import (
 // TestAPIOnlyMember: `atoll up --member-args=--api-only` runs members that
 // are only API servers (the benchmarks' members, issue 14): they join, are
 // Ready, and receive propagated objects, but have no nodes and make no
-// pods, since no controller acts on what they store.
+// pods, since no controller acts on what they store. The controllers'
+// cost metrics (docs/metrics.md) count what the propagation took.
 func TestAPIOnlyMember(t *testing.T) {
 	t.Parallel()
-	cp := framework.StartControlPlane(t, framework.Options{Members: 1, Args: []string{"--member-args=--api-only"}})
+	metricsAddr := freeLoopbackAddr(t)
+	cp := framework.StartControlPlane(t, framework.Options{Members: 1,
+		Args: []string{"--member-args=--api-only", "--metrics-bind-address=" + metricsAddr}})
 	ctx := framework.Context(t, 3*time.Minute)
 	c := cp.Client(t)
 	member := cp.MemberClientset(t, "member1")
@@ -51,4 +58,36 @@ func TestAPIOnlyMember(t *testing.T) {
 	if len(rs.Items) != 0 || len(pods.Items) != 0 || len(nodes.Items) != 0 {
 		t.Errorf("api-only member acted on its objects: %d ReplicaSets, %d pods, %d nodes; want none", len(rs.Items), len(pods.Items), len(nodes.Items))
 	}
+
+	resp, err := http.Get("http://" + metricsAddr + "/metrics") //nolint:noctx // loopback, test-bounded
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`atoll_controller_requests_total{code="2xx",controller="detector",verb="create"}`,
+		`atoll_controller_requests_total{code="2xx",controller="scheduler",verb="patch"}`,
+		`atoll_executor_binding_status_writes_total{kind="resourcebinding",result="written"}`,
+		`atoll_executor_member_apply_duration_seconds_count{cluster="member1",outcome="ok"}`,
+		`workqueue_depth{controller="executor-resourcebinding"`,
+		`workqueue_queue_duration_seconds_count{controller="detector"`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("controller metrics lack %s", want)
+		}
+	}
+}
+
+// freeLoopbackAddr returns a loopback host:port nothing listens on.
+func freeLoopbackAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
 }

@@ -142,8 +142,10 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		return fail(err)
 	}
 	force := true
+	applyStart := r.opts.Clock.Now()
 	applied, err := member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace()).Apply(ctx, desired.GetName(), desired,
 		metav1.ApplyOptions{FieldManager: names.FieldManager, Force: force})
+	memberApplySeconds.WithLabelValues(cluster, applyOutcome(err)).Observe(r.opts.Clock.Since(applyStart).Seconds())
 	if apierrors.IsNotFound(err) && desired.GetNamespace() != "" {
 		// The namespace was deleted in the member since atoll saw it: the
 		// retry creates it again.

@@ -14,6 +14,24 @@ var (
 		Name: "atoll_executor_handed_back_total",
 		Help: "Member objects atoll stopped managing and left in place (taken over, preserved, or holding data), by binding kind.",
 	}, []string{"kind"})
+	memberApplySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "atoll_executor_member_apply_duration_seconds",
+		Help:    "Duration of one server-side apply of a member object, by cluster and outcome (ok, error).",
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+	}, []string{"cluster", "outcome"})
+	bindingStatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "atoll_executor_binding_status_writes_total",
+		Help: "Binding status changes the executor wrote (written) and those it held back to coalesce with later ones (coalesced), by binding kind.",
+	}, []string{"kind", "result"})
 )
 
-func init() { metrics.Registry.MustRegister(sweepsTotal, handedBackTotal) }
+func init() {
+	metrics.Registry.MustRegister(sweepsTotal, handedBackTotal, memberApplySeconds, bindingStatusWrites)
+}
+
+func applyOutcome(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}

@@ -31,6 +31,7 @@ func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *w
 	// atoll finds, after a restart, the clusters it must withdraw from.
 	old := bindingkind.Status(b)
 	if wait := r.statusWrites.wait(key, r.opts.StatusInterval); wait > 0 && sameClusters(old, status) {
+		bindingStatusWrites.WithLabelValues(r.kind.name(), "coalesced").Inc()
 		return wait, nil
 	}
 	// The scheduler writes other parts of the same status (the Scheduled
@@ -40,6 +41,7 @@ func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *w
 		return retry, err
 	}
 	r.statusWrites.written(key)
+	bindingStatusWrites.WithLabelValues(r.kind.name(), "written").Inc()
 	return 0, nil
 }
 

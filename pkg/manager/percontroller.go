@@ -1,0 +1,48 @@
+package manager
+
+import (
+	"fmt"
+	"net/http"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
+)
+
+// controllerManager is the manager as one controller sees it: the same
+// cache, scheme and lifecycle, but a client, config and HTTP client of its
+// own whose requests count as that controller's
+// (atoll_controller_requests_total). Reads through the client still come
+// from the shared cache.
+type controllerManager struct {
+	ctrl.Manager
+	cfg    *rest.Config
+	http   *http.Client
+	client client.Client
+}
+
+// forController returns mgr's view for the controller called name; base is
+// the manager's configuration before any counting was added.
+func forController(mgr ctrl.Manager, base *rest.Config, name string) (*controllerManager, error) {
+	cfg := requestmetrics.Config(base, name)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP client of controller %s: %w", name, err)
+	}
+	c, err := client.New(cfg, client.Options{
+		HTTPClient: hc,
+		Scheme:     mgr.GetScheme(),
+		Mapper:     mgr.GetRESTMapper(),
+		Cache:      &client.CacheOptions{Reader: mgr.GetCache()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("client of controller %s: %w", name, err)
+	}
+	return &controllerManager{Manager: mgr, cfg: cfg, http: hc, client: c}, nil
+}
+
+func (m *controllerManager) GetConfig() *rest.Config     { return m.cfg }
+func (m *controllerManager) GetHTTPClient() *http.Client { return m.http }
+func (m *controllerManager) GetClient() client.Client    { return m.client }
