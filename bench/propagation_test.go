@@ -3,6 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +46,9 @@ const (
 	propTemplates = 1000
 	propReplicas  = 3 // per template: one replica in each member (Divided, equal weights)
 	propClients   = 16
+	// propSingles templates follow the burst one at a time (api-only
+	// benchmark): the latency of one template on an idle system.
+	propSingles   = 20
 	propNamespace = "bench"
 	directNS      = "direct"
 	// Client-side rate limits of the benchmark's own clients: high enough
@@ -122,9 +128,37 @@ var propMemberArgs = "--member-args=--nodes=10,--max-pods=250"
 //
 //	ATOLL_BIN=$PWD/bin/atoll go test -run '^$' -bench Propagation1000 -benchtime 1x -timeout 30m ./bench/ -v
 func BenchmarkPropagation1000(b *testing.B) {
+	runPropagation(b, propScenario{memberArgs: propMemberArgs})
+}
+
+// BenchmarkPropagationAPIOnly is W1 of issue 14: the same scenario over
+// api-only members (`--member-args=--api-only`: etcd and kube-apiserver
+// only, no controllers, scheduler or kubelets), so the machine's CPU goes
+// to the federation and the direct baseline is the members' API servers'
+// own speed. Member Deployments never become ready there, so "settled" is
+// 5 s with no control-plane write. It adds single-p50-ms and single-p99-ms:
+// after settling, 20 more templates created one at a time on the idle
+// system, each timed from its create call to its last member object.
+//
+//	ATOLL_BIN=$PWD/bin/atoll go test -run '^$' -bench PropagationAPIOnly -benchtime 1x -timeout 30m ./bench/ -v
+//
+// ATOLL_BENCH_PPROF=DIR writes a 30 s CPU profile of the control-plane
+// process (controllers, kube-apiserver and etcd share it) taken from the
+// first create, and a heap profile after settling, into DIR.
+func BenchmarkPropagationAPIOnly(b *testing.B) {
+	runPropagation(b, propScenario{memberArgs: "--member-args=--api-only", apiOnly: true})
+}
+
+// propScenario is what differs between the propagation benchmarks.
+type propScenario struct {
+	memberArgs string
+	apiOnly    bool
+}
+
+func runPropagation(b *testing.B, sc propScenario) {
 	var sum propResult
 	for i := 0; i < b.N; i++ {
-		r := runPropagationScenario(b)
+		r := runPropagationScenario(b, sc)
 		sum.add(r)
 	}
 	n := float64(b.N)
@@ -138,6 +172,11 @@ func BenchmarkPropagation1000(b *testing.B) {
 	b.ReportMetric(sum.restartCPWrites/n, "restart-cp-writes")
 	b.ReportMetric(sum.restartMemberChanged/n, "restart-member-objects-changed")
 	b.ReportMetric(sum.directPerSec/n, "direct-objects/s")
+	b.ReportMetric(100*sum.memberObjectsPerSec/sum.directPerSec, "%-of-direct")
+	if sc.apiOnly {
+		b.ReportMetric(sum.singleP50/n, "single-p50-ms")
+		b.ReportMetric(sum.singleP99/n, "single-p99-ms")
+	}
 }
 
 type propResult struct {
@@ -147,6 +186,7 @@ type propResult struct {
 	restartIdle, restartCPWrites               float64
 	restartMemberChanged                       float64
 	directPerSec                               float64
+	singleP50, singleP99                       float64
 }
 
 func (s *propResult) add(r propResult) {
@@ -160,12 +200,21 @@ func (s *propResult) add(r propResult) {
 	s.restartCPWrites += r.restartCPWrites
 	s.restartMemberChanged += r.restartMemberChanged
 	s.directPerSec += r.directPerSec
+	s.singleP50 += r.singleP50
+	s.singleP99 += r.singleP99
 }
 
-func runPropagationScenario(b *testing.B) propResult {
+func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 	var res propResult
 	b.Logf("load average at start: %s", loadAvg())
-	cp := framework.StartControlPlane(b, framework.Options{Members: len(propMembers), Args: []string{propMemberArgs}})
+	args := []string{sc.memberArgs}
+	pprofDir := os.Getenv("ATOLL_BENCH_PPROF")
+	pprofAddr := ""
+	if pprofDir != "" {
+		pprofAddr = freeLoopbackAddr(b)
+		args = append(args, "--pprof-bind-address="+pprofAddr)
+	}
+	cp := framework.StartControlPlane(b, framework.Options{Members: len(propMembers), Args: args})
 	b.Logf("atoll up ready after %v: %s", cp.ReadyAfter.Round(time.Millisecond), cp.ReadyLine)
 	if dir := os.Getenv("ATOLL_BENCH_LOGS"); dir != "" {
 		// Keep atoll's log (the data dir is temporary) for a look afterwards.
@@ -225,6 +274,14 @@ func runPropagationScenario(b *testing.B) propResult {
 
 	// 1,000 templates from 16 clients.
 	start := time.Now()
+	var profiled chan struct{}
+	if pprofAddr != "" {
+		profiled = make(chan struct{})
+		go func() {
+			defer close(profiled)
+			saveProfile(b, pprofAddr, "profile?seconds=30", filepath.Join(pprofDir, "cpu-burst.pprof"))
+		}()
+	}
 	createdAt := createTemplates(ctx, b, cp.RESTConfig(b), propNamespace, propTemplates, propReplicas)
 	createsDone := time.Since(start)
 	b.Logf("%d templates created in %v (%.0f/s)", propTemplates, createsDone.Round(time.Millisecond), propTemplates/createsDone.Seconds())
@@ -270,7 +327,11 @@ func runPropagationScenario(b *testing.B) propResult {
 
 	// Settle: member Deployments all ready, and 5 s with no control-plane
 	// write; then count the control plane's requests.
-	_, after, idle := waitWriteIdle(ctx, b, admin, start, 5*time.Second, 0, 10*time.Minute, obs.allReady)
+	settled := obs.allReady
+	if sc.apiOnly {
+		settled = nil // nothing makes a member Deployment ready
+	}
+	_, after, idle := waitWriteIdle(ctx, b, admin, start, 5*time.Second, 0, 10*time.Minute, settled)
 	if !idle {
 		b.Logf("WARNING: not settled after 10m (member Deployments ready: %d/%d)", obs.readyCount(), total)
 	}
@@ -287,6 +348,13 @@ func runPropagationScenario(b *testing.B) propResult {
 	}
 	res.rssMB = rss
 	b.Logf("VmRSS of atoll up (supervisor + control-plane process: etcd + kube-apiserver + controllers): %.0f MB; members: %s", rss, memberRSS(cp))
+	if profiled != nil {
+		<-profiled
+		saveProfile(b, pprofAddr, "heap", filepath.Join(pprofDir, "heap-settled.pprof"))
+	}
+	if sc.apiOnly {
+		res.singleP50, res.singleP99 = singleTemplateLatency(ctx, b, cp, obs)
+	}
 
 	// Restart with the templates present.
 	memBefore := memberVersions(ctx, b, cp, propNamespace)
@@ -460,7 +528,7 @@ type memberObserver struct {
 func newMemberObserver(b *testing.B, cp *framework.ControlPlane) *memberObserver {
 	o := &memberObserver{b: b, cp: cp, stopCh: make(chan struct{}), n: make([]int, len(propMembers))}
 	for range propMembers {
-		o.first = append(o.first, make([]time.Time, propTemplates))
+		o.first = append(o.first, make([]time.Time, propTemplates+propSingles))
 	}
 	return o
 }
@@ -477,7 +545,7 @@ func (o *memberObserver) start(ctx context.Context) {
 				return
 			}
 			i, err := strconv.Atoi(strings.TrimPrefix(d.Name, "app-"))
-			if err != nil || i < 0 || i >= propTemplates {
+			if err != nil || i < 0 || i >= propTemplates+propSingles {
 				return
 			}
 			o.mu.Lock()
@@ -1001,7 +1069,9 @@ type cpuTimes map[string]float64
 // processCPU reads the CPU time of `atoll up` and of each member process.
 func processCPU(cp *framework.ControlPlane) cpuTimes {
 	out := cpuTimes{}
-	pids := map[string]int{"atoll-up": cp.PID()}
+	// The supervising atoll up and its control-plane process (etcd,
+	// kube-apiserver and the controllers) apart.
+	pids := map[string]int{"atoll-up": cp.PID(), "control-plane": cp.ControlPlanePID()}
 	for _, name := range propMembers {
 		var st simdir.MemberStatus
 		if _, err := simdir.ReadJSON(simdir.StatusFile(cp.DataDir, name), &st); err == nil && st.PID != 0 {
@@ -1035,10 +1105,77 @@ func processSeconds(pid int) (float64, error) {
 func (c cpuTimes) minus(o cpuTimes) string {
 	var parts []string
 	total := 0.0
-	for _, name := range append([]string{"atoll-up"}, propMembers...) {
+	for _, name := range append([]string{"atoll-up", "control-plane"}, propMembers...) {
 		d := c[name] - o[name]
 		total += d
 		parts = append(parts, fmt.Sprintf("%s %.0f", name, d))
 	}
 	return fmt.Sprintf("%s (total %.0f)", strings.Join(parts, ", "), total)
+}
+
+// singleTemplateLatency creates propSingles more templates one at a time,
+// each after the previous one reached every member, and returns the p50 and
+// p99 in milliseconds of create call → last member object.
+func singleTemplateLatency(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs *memberObserver) (float64, float64) {
+	cs := clientWithLimits(b, cp.RESTConfig(b))
+	lat := make([]float64, 0, propSingles)
+	for k := range propSingles {
+		i := propTemplates + k
+		began := time.Now()
+		if _, err := cs.AppsV1().Deployments(propNamespace).Create(ctx, benchDeployment(propNamespace, templateName(i), propReplicas), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		var last time.Time
+		framework.Eventually(b, time.Minute, "single template on every member", func() (bool, string) {
+			last = time.Time{}
+			for m := range propMembers {
+				t := obs.seen(m, i)
+				if t.IsZero() {
+					return false, propMembers[m] + " has not seen " + templateName(i)
+				}
+				if t.After(last) {
+					last = t
+				}
+			}
+			return true, ""
+		})
+		lat = append(lat, float64(last.Sub(began).Microseconds())/1000)
+		time.Sleep(500 * time.Millisecond) // idle again before the next
+	}
+	b.Logf("single templates on the idle system, create call → last member object (ms): %v", lat)
+	sort.Float64s(lat)
+	return percentile(lat, 0.50), percentile(lat, 0.99)
+}
+
+// freeLoopbackAddr returns a loopback host:port nothing listens on.
+func freeLoopbackAddr(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+// saveProfile fetches /debug/pprof/WHAT from the controllers' profiling
+// endpoint into file; a failure is logged, not fatal (profiles are extra).
+func saveProfile(b *testing.B, addr, what, file string) {
+	resp, err := http.Get("http://" + addr + "/debug/pprof/" + what) //nolint:noctx // loopback, bounded by the profile's own duration
+	if err != nil {
+		b.Logf("profile %s: %v", what, err)
+		return
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, data)
+	}
+	if err == nil {
+		err = os.WriteFile(file, data, 0o644)
+	}
+	if err != nil {
+		b.Logf("profile %s: %v", what, err)
+		return
+	}
+	b.Logf("profile %s written to %s", what, file)
 }
