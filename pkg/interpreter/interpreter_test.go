@@ -209,3 +209,19 @@ func TestHealthAndAggregate(t *testing.T) {
 		t.Errorf("observedGeneration with a member behind: %v, want the template's own 7", got)
 	}
 }
+
+func TestAutoscalerReflectsReplicaCountsOnly(t *testing.T) {
+	hpa := obj(map[string]any{
+		"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+		"metadata": map[string]any{"name": "web", "generation": int64(2)},
+		"status": map[string]any{"currentReplicas": int64(3), "desiredReplicas": int64(4), "observedGeneration": int64(2),
+			"lastScaleTime": "2026-12-02T00:00:00Z",
+			"currentMetrics": []any{map[string]any{"type": "Resource", "resource": map[string]any{"name": "cpu",
+				"current": map[string]any{"averageUtilization": int64(61)}}}}},
+	})
+	got := nativeReflectStatus(hpa)
+	want := map[string]any{"currentReplicas": int64(3), "desiredReplicas": int64(4), "observedGeneration": int64(2), "generation": int64(2)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reflected HPA status (-want +got):\n%s", diff)
+	}
+}

@@ -93,6 +93,10 @@ var kinds = map[schema.GroupKind]kind{
 	// A CustomResourceDefinition is healthy once the member serves it; its
 	// custom resources are data (see IsCustomResourceDefinition).
 	crdGK: {health: crdHealth},
+	// What Karmada reflects of a member autoscaler: its replica counts.
+	// currentMetrics and lastScaleTime change on every sync of the member's
+	// HPA controller and would make every binding status hot.
+	hpaGK: {counters: []string{"currentReplicas", "desiredReplicas"}},
 }
 
 // IsCustomResourceDefinition reports whether gk is the

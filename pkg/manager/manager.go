@@ -76,6 +76,9 @@ type Options struct {
 	ClusterFailureThreshold time.Duration
 	// MemberSweepPeriod is the executor's sweep period (0: default 5m).
 	MemberSweepPeriod time.Duration
+	// BindingStatusWindow is the executor's status coalescing window (0:
+	// default 3s).
+	BindingStatusWindow time.Duration
 	// Failover configures cluster and application failover (zero values:
 	// defaults; see pkg/controller/failover).
 	Failover FailoverOptions
@@ -156,7 +159,8 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 			})
 		}},
 		{Name: "executor", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, Interpreter: interp, Templates: templates})
+			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, StatusInterval: opts.BindingStatusWindow,
+				Interpreter: interp, Templates: templates})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp, BindingFinalizer: finalizer})

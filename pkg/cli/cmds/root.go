@@ -71,6 +71,7 @@ type Manager struct {
 	ClusterSuccessThreshold time.Duration
 	ClusterFailureThreshold time.Duration
 	MemberSweepPeriod       time.Duration
+	BindingStatusWindow     time.Duration
 	Failover                Failover
 	RebalanceMaxInFlight    int32
 	RebalanceSettleWindow   time.Duration
@@ -132,10 +133,14 @@ func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderEle
 	fs.DurationVar(&m.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must stay healthy before it is marked Ready")
 	fs.DurationVar(&m.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must stay unhealthy before it is marked not Ready")
 	fs.DurationVar(&m.MemberSweepPeriod, "member-sweep-period", 5*time.Minute, "how often every Ready member is made to watch every propagated resource, so copies no binding status records are found and withdrawn where unwanted")
+	fs.DurationVar(&m.BindingStatusWindow, "binding-status-coalesce-window", 3*time.Second, "least time between two writes of one binding's status (and its template's aggregated status) for member status churn; changes in between are merged into one write. Changes of clusters, Applied, Health or FullyApplied are written at once")
 	m.Failover.addFlags(cmd)
 	fs.Int32Var(&m.RebalanceMaxInFlight, "rebalance-max-in-flight", 1000, "replicas that gradual moves (Rebalances) may add at once across the fleet before their sources shrink; further steps queue; 0 means unlimited")
 	fs.DurationVar(&m.RebalanceSettleWindow, "rebalance-settle-window", 3*time.Second, "how long a workload's new target must stay unchanged before a gradual move steps, so weight and replica edits arriving together make one plan")
 	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if m.BindingStatusWindow < 0 {
+			return fmt.Errorf("--binding-status-coalesce-window: must not be negative, got %v", m.BindingStatusWindow)
+		}
 		if m.RebalanceMaxInFlight < 0 {
 			return fmt.Errorf("--rebalance-max-in-flight: must not be negative, got %d", m.RebalanceMaxInFlight)
 		}

@@ -54,6 +54,7 @@ func ManagerOptions(m cmds.Manager) manager.Options {
 		ClusterSuccessThreshold: m.ClusterSuccessThreshold,
 		ClusterFailureThreshold: m.ClusterFailureThreshold,
 		MemberSweepPeriod:       m.MemberSweepPeriod,
+		BindingStatusWindow:     m.BindingStatusWindow,
 		Failover: manager.FailoverOptions{
 			NoScheduleOnly:            !m.Failover.NoExecuteTaints,
 			PurgeMode:                 policyv1alpha1.PurgeMode(m.Failover.PurgeMode),

@@ -25,5 +25,8 @@
 // Cost rules (DESIGN.md section 4): a member object whose manifest-hash
 // annotation matches and that has not drifted is never written; member
 // objects are watched through label-selected informers only; status is
-// written only when it changed, at most once per StatusInterval per binding.
+// written only when it changed, and member status churn at most once per
+// StatusInterval per binding, the template's aggregate with it (a change
+// other controllers act on — clusters, Applied, Health, FullyApplied — is
+// written at once).
 package executor

@@ -42,12 +42,17 @@ import (
 // from the executor before anything is applied.
 const Finalizer = workv1alpha2.CleanupFinalizer
 
+// DefaultStatusInterval is the default coalescing window of binding status
+// writes (--binding-status-coalesce-window).
+const DefaultStatusInterval = 3 * time.Second
+
 // Options configure the executor.
 type Options struct {
 	// Workers bounds concurrent binding reconciles per kind.
 	Workers int
 	// StatusInterval is the least time between two status writes of one
-	// binding; member status changes inside it are coalesced.
+	// binding for member status churn; changes inside it are coalesced
+	// (with the template's aggregated status). Default 3s.
 	StatusInterval time.Duration
 	// SweepPeriod is how often every Ready member is made to watch every
 	// propagated resource, so copies no binding status records are found
@@ -70,7 +75,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 		opts.Workers = 8
 	}
 	if opts.StatusInterval == 0 {
-		opts.StatusInterval = time.Second
+		opts.StatusInterval = DefaultStatusInterval
 	}
 	if opts.SweepPeriod == 0 {
 		opts.SweepPeriod = 5 * time.Minute

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,25 +23,47 @@ import (
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
-// writeStatus writes the binding status unless one was written less than
-// StatusInterval ago, in which case it asks to come back when the interval
-// has passed (member status changes in between coalesce into one write).
-func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *workv1alpha2.ResourceBindingStatus) (time.Duration, error) {
-	key := client.ObjectKeyFromObject(b)
-	// Coalesce, except when the set of clusters changes: the status is where
-	// atoll finds, after a restart, the clusters it must withdraw from.
-	old := bindingkind.Status(b)
-	if wait := r.statusWrites.wait(key, r.opts.StatusInterval); wait > 0 && sameClusters(old, status) {
-		bindingStatusWrites.WithLabelValues(r.kind.name(), "coalesced").Inc()
-		return wait, nil
+// holdBack reports how long a change of the binding status from old to
+// updated waits, 0 when it is written now. Inside StatusInterval of the
+// binding's last write, churn (member counters, reflected statuses)
+// coalesces into one write at the window's end; what other controllers act
+// on goes at once: the set of clusters (after a restart, the status is where
+// atoll finds the clusters it must withdraw from), a copy's Applied or
+// Health, and FullyApplied.
+func (r *reconciler) holdBack(key types.NamespacedName, old, updated *workv1alpha2.ResourceBindingStatus) time.Duration {
+	wait := r.statusWrites.wait(key, r.opts.StatusInterval)
+	if wait == 0 || urgentChange(old, updated) {
+		return 0
 	}
-	// The scheduler writes other parts of the same status (the Scheduled
-	// condition): WriteStatus's lock makes a racing write retry instead of
-	// dropping the other's condition.
+	bindingStatusWrites.WithLabelValues(r.kind.name(), "coalesced").Inc()
+	return wait
+}
+
+// urgentChange reports whether updated changes what placement, failover,
+// rebalance or baselines read from a binding status.
+func urgentChange(old, updated *workv1alpha2.ResourceBindingStatus) bool {
+	if !sameClusters(old, updated) {
+		return true
+	}
+	for i := range old.AggregatedStatus {
+		o, u := old.AggregatedStatus[i], updated.AggregatedStatus[i]
+		if o.Applied != u.Applied || o.Health != u.Health {
+			return true
+		}
+	}
+	oc := meta.FindStatusCondition(old.Conditions, workv1alpha2.FullyApplied)
+	uc := meta.FindStatusCondition(updated.Conditions, workv1alpha2.FullyApplied)
+	return (oc == nil) != (uc == nil) || (oc != nil && oc.Status != uc.Status)
+}
+
+// writeStatus writes the binding status. The scheduler writes other parts
+// of the same status (the Scheduled condition): WriteStatus's lock makes a
+// racing write retry instead of dropping the other's condition.
+func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *workv1alpha2.ResourceBindingStatus) (time.Duration, error) {
 	if retry, err := bindingkind.WriteStatus(ctx, r.client, b, status); err != nil || retry > 0 {
 		return retry, err
 	}
-	r.statusWrites.written(key)
+	r.statusWrites.written(client.ObjectKeyFromObject(b))
 	bindingStatusWrites.WithLabelValues(r.kind.name(), "written").Inc()
 	return 0, nil
 }

@@ -165,6 +165,21 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	interpretErr := sum.interpretErr
 	allApplied, allCurrent, reflected := sum.allApplied, sum.allCurrent, sum.aggregate
 
+	result := reconcile.Result{RequeueAfter: retry}
+	if !equality.Semantic.DeepEqual(status, newStatus) {
+		if wait := r.holdBack(key, status, newStatus); wait > 0 {
+			// Inside the coalescing window: the binding's status and the
+			// template's aggregate wait for its end together.
+			if result.RequeueAfter == 0 || wait < result.RequeueAfter {
+				result.RequeueAfter = wait
+			}
+			if len(errs) > 0 {
+				return result, fmt.Errorf("binding %s: %v", key, errs)
+			}
+			return result, nil
+		}
+	}
+
 	// The template's status is aggregated before the binding's is written,
 	// so that a failing aggregation script shows in the same write.
 	aggErr := r.aggregateTemplateStatus(ctx, key, spec.Resource.ResourceVersion, template, gvr, reflected, allCurrent && allApplied && !suspended)
@@ -177,7 +192,6 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	}
 	interpreter.RecordFailure(&newStatus.Conditions, b.GetGeneration(), interpretErr, executorOperations...)
 
-	result := reconcile.Result{RequeueAfter: retry}
 	if !equality.Semantic.DeepEqual(status, newStatus) {
 		wait, err := r.writeStatus(ctx, b, newStatus)
 		if err != nil {

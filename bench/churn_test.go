@@ -1,0 +1,316 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/atoll-dev/atoll/pkg/sim/world"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+// Workload of BenchmarkStatusChurn.
+const (
+	churnWorkloads = 300
+	churnPeriod    = 5 * time.Second // the world's load changes this often
+	churnDuration  = 90 * time.Second
+	// churnLow and churnHigh alternate per workload: demands of 4 and 8
+	// pods at the HPAs' 50% target over 100m requests.
+	churnLow, churnHigh = 200, 400
+)
+
+// BenchmarkStatusChurn: runtime status must never make control-plane
+// objects hot (issue 14, item 3). `atoll up` with two full members, 300
+// Deployments with HPAs (the rebalance benchmark's shapes: 6 replicas of
+// 100m, HPA 2..12 at 50% CPU) Divided 1:1; once settled, the world's load
+// on every workload alternates between 200m and 400m every 5 s for 90 s, so
+// member HPAs and Deployments change status all the time. Reported:
+//
+//   - member-status-changes: status changes of the member Deployments and
+//     HPAs in both members during the churn (informer updates whose status
+//     differs);
+//   - cp-writes/member-change: control-plane writes (Leases and Events
+//     excluded) in the same time, divided by member-status-changes (target
+//     at most 0.1);
+//   - binding-status-writes/binding/window: binding status writes per
+//     binding per coalescing window (--binding-status-coalesce-window, 3 s
+//     by default; ATOLL_BENCH_CHURN_WINDOW overrides it), target at most 1;
+//   - window-violations: two status writes of one binding closer than the
+//     window whose second is not an urgent change (clusters, Applied,
+//     Health, FullyApplied); 0 expected.
+//
+// Run it with:
+//
+//	ATOLL_BIN=$PWD/bin/atoll go test -run '^$' -bench StatusChurn -benchtime 1x -timeout 40m ./bench/ -v
+func BenchmarkStatusChurn(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		runStatusChurn(b)
+	}
+}
+
+func runStatusChurn(b *testing.B) {
+	window := 3 * time.Second
+	args := []string{rblMemberArgs, "--cluster-status-period=1s", "--cluster-success-threshold=2s", "--cluster-failure-threshold=3s"}
+	if v := envDuration(b, "ATOLL_BENCH_CHURN_WINDOW"); v > 0 {
+		window = v
+		args = append(args, "--binding-status-coalesce-window="+v.String())
+	}
+	cp := framework.StartControlPlane(b, framework.Options{Members: 2, Args: args})
+	ctx := framework.Context(b, 35*time.Minute)
+	c := cp.Client(b)
+	admin := kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
+	waitClustersReady(ctx, b, c, len(rblMembers))
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rblNamespace}}); err != nil {
+		b.Fatal(err)
+	}
+	createPolicy(ctx, b, c, rblPolicy(1, 1))
+	for i := range churnWorkloads {
+		if err := world.SetLoad(cp.DataDir, templateName(i), rblLoadMilli); err != nil {
+			b.Fatal(err)
+		}
+	}
+	createInParallel(ctx, b, cp.RESTConfig(b), churnWorkloads, func(cs kubernetes.Interface, i int) error {
+		if _, err := cs.AppsV1().Deployments(rblNamespace).Create(ctx, rblDeployment(templateName(i)), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		_, err := cs.AutoscalingV2().HorizontalPodAutoscalers(rblNamespace).Create(ctx, rblHPA(templateName(i)), metav1.CreateOptions{})
+		return err
+	})
+	members := map[string]kubernetes.Interface{}
+	for _, m := range rblMembers {
+		members[m] = kubernetes.NewForConfigOrDie(cp.MemberConfig(b, m))
+	}
+	framework.Eventually(b, 20*time.Minute, "every workload 3:3 available", func() (bool, string) {
+		avail, err := rblAvailable(ctx, members)
+		if err != nil {
+			return false, err.Error()
+		}
+		done := 0
+		for i := range churnWorkloads {
+			if avail["member1"][templateName(i)] == 3 && avail["member2"][templateName(i)] == 3 {
+				done++
+			}
+		}
+		return done == churnWorkloads, fmt.Sprintf("%d of %d at 3:3", done, churnWorkloads)
+	})
+
+	obs := newChurnObserver()
+	stopObs := make(chan struct{})
+	defer close(stopObs)
+	for _, cs := range members {
+		obs.watchMember(ctx, b, cs, stopObs)
+	}
+	obs.watchBindings(ctx, b, cp, stopObs)
+	before, err := scrapeRequests(ctx, admin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs.begin()
+	start := time.Now()
+	for tick := 0; time.Since(start) < churnDuration; tick++ {
+		for i := range churnWorkloads {
+			load := int64(churnLow)
+			if (i+tick)%2 == 0 {
+				load = churnHigh
+			}
+			if err := world.SetLoad(cp.DataDir, templateName(i), load); err != nil {
+				b.Fatal(err)
+			}
+		}
+		time.Sleep(churnPeriod)
+	}
+	after, err := scrapeRequests(ctx, admin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	changes, bindingWrites, violations, perBinding := obs.end(window)
+
+	delta := after.minus(before)
+	writes := delta.sum(func(k requestKey) bool { return isCountedWrite(k) && k.resource != "events" })
+	b.Logf("churn for %v: %d member status changes, %.0f control-plane writes (%.3f per change), %d binding status writes (%.2f per binding per %v window; %d closer than the window without an urgent change); by verb/resource:\n%s",
+		elapsed.Round(time.Second), changes, writes, writes/float64(max(changes, 1)), bindingWrites,
+		perBinding, window, violations, delta.table(func(k requestKey) bool { return isCountedWrite(k) && k.resource != "events" }, 15))
+	b.ReportMetric(float64(changes), "member-status-changes")
+	b.ReportMetric(writes/float64(max(changes, 1)), "cp-writes/member-change")
+	b.ReportMetric(perBinding, "binding-status-writes/binding/window")
+	b.ReportMetric(float64(violations), "window-violations")
+}
+
+func envDuration(b *testing.B, name string) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		b.Fatalf("%s=%q: want a duration", name, v)
+	}
+	return d
+}
+
+// churnObserver counts member status changes and records each binding's
+// status writes.
+type churnObserver struct {
+	mu       sync.Mutex
+	counting bool
+	changes  int
+	// writes are, per binding, the times its status changed and whether
+	// the change was urgent (clusters, Applied, Health, FullyApplied).
+	writes map[string][]statusWrite
+}
+
+type statusWrite struct {
+	at     time.Time
+	urgent bool
+}
+
+func newChurnObserver() *churnObserver {
+	return &churnObserver{writes: map[string][]statusWrite{}}
+}
+
+func (o *churnObserver) begin() {
+	o.mu.Lock()
+	o.counting = true
+	o.mu.Unlock()
+}
+
+func (o *churnObserver) watchMember(ctx context.Context, b *testing.B, cs kubernetes.Interface, stop <-chan struct{}) {
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(rblNamespace))
+	count := func() {
+		o.mu.Lock()
+		if o.counting {
+			o.changes++
+		}
+		o.mu.Unlock()
+	}
+	deployments := f.Apps().V1().Deployments().Informer()
+	if _, err := deployments.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, newObj any) {
+		od, ok1 := oldObj.(*appsv1.Deployment)
+		nd, ok2 := newObj.(*appsv1.Deployment)
+		if ok1 && ok2 && !equality.Semantic.DeepEqual(od.Status, nd.Status) {
+			count()
+		}
+	}}); err != nil {
+		b.Fatal(err)
+	}
+	hpas := f.Autoscaling().V2().HorizontalPodAutoscalers().Informer()
+	if _, err := hpas.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, newObj any) {
+		oh, ok1 := oldObj.(*autoscalingv2.HorizontalPodAutoscaler)
+		nh, ok2 := newObj.(*autoscalingv2.HorizontalPodAutoscaler)
+		if ok1 && ok2 && !equality.Semantic.DeepEqual(oh.Status, nh.Status) {
+			count()
+		}
+	}}); err != nil {
+		b.Fatal(err)
+	}
+	f.Start(stop)
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			b.Fatalf("member informer %v did not sync", typ)
+		}
+	}
+}
+
+func (o *churnObserver) watchBindings(ctx context.Context, b *testing.B, cp *framework.ControlPlane, stop <-chan struct{}) {
+	dyn, err := dynamic.NewForConfig(cp.RESTConfig(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, rblNamespace, nil)
+	inf := f.ForResource(schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}).Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, newObj any) {
+		ou, ok1 := oldObj.(*unstructured.Unstructured)
+		nu, ok2 := newObj.(*unstructured.Unstructured)
+		if !ok1 || !ok2 {
+			return
+		}
+		oldStatus, _, _ := unstructured.NestedMap(ou.Object, "status")
+		newStatus, _, _ := unstructured.NestedMap(nu.Object, "status")
+		if equality.Semantic.DeepEqual(oldStatus, newStatus) {
+			return
+		}
+		w := statusWrite{at: time.Now(), urgent: urgentItems(oldStatus) != urgentItems(newStatus)}
+		o.mu.Lock()
+		if o.counting {
+			o.writes[nu.GetName()] = append(o.writes[nu.GetName()], w)
+		}
+		o.mu.Unlock()
+	}}); err != nil {
+		b.Fatal(err)
+	}
+	f.Start(stop)
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			b.Fatalf("binding informer %v did not sync", typ)
+		}
+	}
+}
+
+// urgentItems is what of a binding status the executor writes at once: the
+// clusters with Applied and Health, and FullyApplied's status.
+func urgentItems(status map[string]any) string {
+	out := ""
+	items, _, _ := unstructured.NestedSlice(status, "aggregatedStatus")
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		out += fmt.Sprintf("%v/%v/%v;", m["clusterName"], m["applied"], m["health"])
+	}
+	conds, _, _ := unstructured.NestedSlice(status, "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "FullyApplied" {
+			out += fmt.Sprint(m["status"])
+		}
+	}
+	return out
+}
+
+// end stops counting and returns the member status changes, the binding
+// status writes, how many came closer than window after the previous one
+// without an urgent change, and the writes per binding per window.
+func (o *churnObserver) end(window time.Duration) (changes, writes, violations int, perBindingWindow float64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.counting = false
+	var first, last time.Time
+	for _, ws := range o.writes {
+		sort.Slice(ws, func(i, j int) bool { return ws[i].at.Before(ws[j].at) })
+		for i, w := range ws {
+			writes++
+			if first.IsZero() || w.at.Before(first) {
+				first = w.at
+			}
+			if w.at.After(last) {
+				last = w.at
+			}
+			// 200 ms of slack: the informer sees writes later than the
+			// executor makes them, and not always equally late.
+			if i > 0 && !w.urgent && w.at.Sub(ws[i-1].at) < window-200*time.Millisecond {
+				violations++
+			}
+		}
+	}
+	windows := churnDuration.Seconds() / window.Seconds()
+	if bindings := float64(2 * churnWorkloads); windows > 0 {
+		perBindingWindow = float64(writes) / bindings / windows
+	}
+	return o.changes, writes, violations, perBindingWindow
+}
