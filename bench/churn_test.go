@@ -11,9 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -76,40 +74,7 @@ func runStatusChurn(b *testing.B) {
 	ctx := framework.Context(b, 35*time.Minute)
 	c := cp.Client(b)
 	admin := kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
-	waitClustersReady(ctx, b, c, len(rblMembers))
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rblNamespace}}); err != nil {
-		b.Fatal(err)
-	}
-	createPolicy(ctx, b, c, rblPolicy(1, 1))
-	for i := range churnWorkloads {
-		if err := world.SetLoad(cp.DataDir, templateName(i), rblLoadMilli); err != nil {
-			b.Fatal(err)
-		}
-	}
-	createInParallel(ctx, b, cp.RESTConfig(b), churnWorkloads, func(cs kubernetes.Interface, i int) error {
-		if _, err := cs.AppsV1().Deployments(rblNamespace).Create(ctx, rblDeployment(templateName(i)), metav1.CreateOptions{}); err != nil {
-			return err
-		}
-		_, err := cs.AutoscalingV2().HorizontalPodAutoscalers(rblNamespace).Create(ctx, rblHPA(templateName(i)), metav1.CreateOptions{})
-		return err
-	})
-	members := map[string]kubernetes.Interface{}
-	for _, m := range rblMembers {
-		members[m] = kubernetes.NewForConfigOrDie(cp.MemberConfig(b, m))
-	}
-	framework.Eventually(b, 20*time.Minute, "every workload 3:3 available", func() (bool, string) {
-		avail, err := rblAvailable(ctx, members)
-		if err != nil {
-			return false, err.Error()
-		}
-		done := 0
-		for i := range churnWorkloads {
-			if avail["member1"][templateName(i)] == 3 && avail["member2"][templateName(i)] == 3 {
-				done++
-			}
-		}
-		return done == churnWorkloads, fmt.Sprintf("%d of %d at 3:3", done, churnWorkloads)
-	})
+	members := settleHPAWorkloads(ctx, b, cp, c, rblPolicy(1, 1), churnWorkloads)
 
 	obs := newChurnObserver()
 	stopObs := make(chan struct{})

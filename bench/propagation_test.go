@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -211,7 +210,7 @@ func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 	pprofDir := os.Getenv("ATOLL_BENCH_PPROF")
 	pprofAddr := ""
 	if pprofDir != "" {
-		pprofAddr = freeLoopbackAddr(b)
+		pprofAddr = framework.FreeLoopbackAddr(b)
 		args = append(args, "--pprof-bind-address="+pprofAddr)
 	}
 	cp := framework.StartControlPlane(b, framework.Options{Members: len(propMembers), Args: args})
@@ -1145,16 +1144,6 @@ func singleTemplateLatency(ctx context.Context, b *testing.B, cp *framework.Cont
 	b.Logf("single templates on the idle system, create call → last member object (ms): %v", lat)
 	sort.Float64s(lat)
 	return percentile(lat, 0.50), percentile(lat, 0.99)
-}
-
-// freeLoopbackAddr returns a loopback host:port nothing listens on.
-func freeLoopbackAddr(b *testing.B) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 // saveProfile fetches /debug/pprof/WHAT from the controllers' profiling

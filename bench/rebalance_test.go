@@ -95,41 +95,8 @@ func runRebalanceScenario(b *testing.B) {
 	ctx := framework.Context(b, 45*time.Minute)
 	c := cp.Client(b)
 	admin := kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
-	waitClustersReady(ctx, b, c, len(rblMembers))
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rblNamespace}}); err != nil {
-		b.Fatal(err)
-	}
 	pp := rblPolicy(1, 1)
-	createPolicy(ctx, b, c, pp)
-	for i := range n {
-		if err := world.SetLoad(cp.DataDir, templateName(i), rblLoadMilli); err != nil {
-			b.Fatal(err)
-		}
-	}
-	createInParallel(ctx, b, cp.RESTConfig(b), n, func(cs kubernetes.Interface, i int) error {
-		if _, err := cs.AppsV1().Deployments(rblNamespace).Create(ctx, rblDeployment(templateName(i)), metav1.CreateOptions{}); err != nil {
-			return err
-		}
-		_, err := cs.AutoscalingV2().HorizontalPodAutoscalers(rblNamespace).Create(ctx, rblHPA(templateName(i)), metav1.CreateOptions{})
-		return err
-	})
-	members := map[string]kubernetes.Interface{}
-	for _, m := range rblMembers {
-		members[m] = kubernetes.NewForConfigOrDie(cp.MemberConfig(b, m))
-	}
-	framework.Eventually(b, 20*time.Minute, "every workload 3:3 available", func() (bool, string) {
-		avail, err := rblAvailable(ctx, members)
-		if err != nil {
-			return false, err.Error()
-		}
-		done := 0
-		for i := range n {
-			if avail["member1"][templateName(i)] == 3 && avail["member2"][templateName(i)] == 3 {
-				done++
-			}
-		}
-		return done == n, fmt.Sprintf("%d of %d at 3:3", done, n)
-	})
+	members := settleHPAWorkloads(ctx, b, cp, c, pp, n)
 
 	before, err := scrapeRequests(ctx, admin)
 	if err != nil {
@@ -221,6 +188,48 @@ func runRebalanceScenario(b *testing.B) {
 }
 
 // rblAvailable is each member's available replicas per Deployment.
+// settleHPAWorkloads creates the namespace, policy pp and n Deployments with
+// HPAs under rblLoadMilli of load each, and waits until every workload runs
+// 3:3 available; it returns clients of the members.
+func settleHPAWorkloads(ctx context.Context, b *testing.B, cp *framework.ControlPlane, c client.Client,
+	pp *policyv1alpha1.PropagationPolicy, n int) map[string]kubernetes.Interface {
+	waitClustersReady(ctx, b, c, len(rblMembers))
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rblNamespace}}); err != nil {
+		b.Fatal(err)
+	}
+	createPolicy(ctx, b, c, pp)
+	for i := range n {
+		if err := world.SetLoad(cp.DataDir, templateName(i), rblLoadMilli); err != nil {
+			b.Fatal(err)
+		}
+	}
+	createInParallel(ctx, b, cp.RESTConfig(b), n, func(cs kubernetes.Interface, i int) error {
+		if _, err := cs.AppsV1().Deployments(rblNamespace).Create(ctx, rblDeployment(templateName(i)), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		_, err := cs.AutoscalingV2().HorizontalPodAutoscalers(rblNamespace).Create(ctx, rblHPA(templateName(i)), metav1.CreateOptions{})
+		return err
+	})
+	members := map[string]kubernetes.Interface{}
+	for _, m := range rblMembers {
+		members[m] = kubernetes.NewForConfigOrDie(cp.MemberConfig(b, m))
+	}
+	framework.Eventually(b, 20*time.Minute, "every workload 3:3 available", func() (bool, string) {
+		avail, err := rblAvailable(ctx, members)
+		if err != nil {
+			return false, err.Error()
+		}
+		done := 0
+		for i := range n {
+			if avail["member1"][templateName(i)] == 3 && avail["member2"][templateName(i)] == 3 {
+				done++
+			}
+		}
+		return done == n, fmt.Sprintf("%d of %d at 3:3", done, n)
+	})
+	return members
+}
+
 func rblAvailable(ctx context.Context, members map[string]kubernetes.Interface) (map[string]map[string]int32, error) {
 	out := map[string]map[string]int32{}
 	for m, cs := range members {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,7 +21,7 @@ import (
 // cost metrics (docs/metrics.md) count what the propagation took.
 func TestAPIOnlyMember(t *testing.T) {
 	t.Parallel()
-	metricsAddr := freeLoopbackAddr(t)
+	metricsAddr := framework.FreeLoopbackAddr(t)
 	cp := framework.StartControlPlane(t, framework.Options{Members: 1,
 		Args: []string{"--member-args=--api-only", "--metrics-bind-address=" + metricsAddr}})
 	ctx := framework.Context(t, 3*time.Minute)
@@ -80,14 +79,4 @@ func TestAPIOnlyMember(t *testing.T) {
 			t.Errorf("controller metrics lack %s", want)
 		}
 	}
-}
-
-// freeLoopbackAddr returns a loopback host:port nothing listens on.
-func freeLoopbackAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }

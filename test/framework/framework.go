@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -404,4 +405,16 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (b
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// FreeLoopbackAddr returns a loopback host:port nothing listens on (for a
+// flag such as --metrics-bind-address).
+func FreeLoopbackAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
 }
