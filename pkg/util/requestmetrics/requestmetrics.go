@@ -74,8 +74,8 @@ func Verb(req *http.Request) string {
 
 // isCollection reports whether an API path names a collection:
 // /api/v1/RESOURCE, /api/v1/namespaces/NS/RESOURCE, /apis/G/V/RESOURCE,
-// /apis/G/V/namespaces/NS/RESOURCE (not /api/v1/namespaces itself, which
-// is the namespaces collection and also matches).
+// /apis/G/V/namespaces/NS/RESOURCE. /api/v1/namespaces is the first form
+// (the namespaces collection); /api/v1/namespaces/NS is one object.
 func isCollection(path string) bool {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	var rest []string
