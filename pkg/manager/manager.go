@@ -9,7 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
+
+	"github.com/google/uuid"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,6 +47,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/interpreter/script"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
+	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
 	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
@@ -62,8 +66,17 @@ type Options struct {
 	LeaderElect bool
 	// LeaderElectionNamespace holds the leader Lease.
 	LeaderElectionNamespace string
-	// LeaderElectionID names the leader Lease.
+	// LeaderElectionID names the leader Lease (and prefixes the shard
+	// Leases).
 	LeaderElectionID string
+	// Shards splits the per-template work (detector, scheduler, executor,
+	// failover, dependencies, hpa-marker) between processes, each holding
+	// some of the Shards shards through Leases (pkg/shard). 0 or 1: one
+	// process does everything. More needs LeaderElect, under which the
+	// cluster-wide controllers run in one process.
+	Shards int
+	// ShardTiming times the shard Leases (zero: shard.DefaultTiming).
+	ShardTiming shard.Timing
 	// KubeAPIQPS and KubeAPIBurst bound the controllers' requests to the
 	// control plane (0: keep the config's own). Every controller shares the
 	// manager's client, so this is the ceiling for bulk propagation.
@@ -125,7 +138,9 @@ type Controller struct {
 
 // registry lists atoll's controllers in start order. Controllers that talk
 // to members share one cluster cache.
-func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpreter) []Controller {
+// Per-template controllers get shards: they work only on the shards this
+// process holds (all of them when shards is nil).
+func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpreter, shards *shard.Owner) []Controller {
 	// One bucket paces failover's evictions and the scheduler's returns.
 	limiter := eviction.NewLimiter(opts.Failover.EvictionRate, opts.Failover.EvictionBurst)
 	// The detector reads a template once; the executor renders from that.
@@ -146,27 +161,28 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 			})
 		}},
 		{Name: "detector", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: templates, BindingFinalizer: finalizer})
+			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: templates, BindingFinalizer: finalizer, Shards: shards})
 		}},
 		{Name: "scheduler", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod})
+			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod, Shards: shards})
 		}},
 		{Name: failover.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return failover.Setup(ctx, mgr, failover.Options{
 				Limiter:                   limiter,
 				PurgeMode:                 opts.Failover.PurgeMode,
 				UnhealthyClusterThreshold: opts.Failover.UnhealthyClusterThreshold,
+				Shards:                    shards,
 			})
 		}},
 		{Name: "executor", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, StatusInterval: opts.BindingStatusWindow,
-				Interpreter: interp, Templates: templates})
+				Interpreter: interp, Templates: templates, Shards: shards})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp, BindingFinalizer: finalizer})
+			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp, BindingFinalizer: finalizer, Shards: shards})
 		}},
 		{Name: "hpa-marker", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return hpamarker.Setup(ctx, mgr, hpamarker.Options{})
+			return hpamarker.Setup(ctx, mgr, hpamarker.Options{Shards: shards})
 		}},
 		{Name: tenant.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return tenant.Setup(ctx, mgr, tenant.Options{})
@@ -184,7 +200,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 // ControllerNames lists the registered controllers.
 func ControllerNames() []string {
 	var names []string
-	for _, c := range registry(Options{}, nil, nil) {
+	for _, c := range registry(Options{}, nil, nil, nil) {
 		names = append(names, c.Name)
 	}
 	return names
@@ -256,10 +272,29 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if opts.LeaderElectionID == "" {
 		opts.LeaderElectionID = DefaultLeaderElectionID
 	}
+	if opts.Shards > 1 && !opts.LeaderElect {
+		return nil, fmt.Errorf("--shards %d: needs --leader-elect, so that the cluster-wide controllers (cluster, tenant, baseline, rebalance) run in one process only", opts.Shards)
+	}
 	if opts.LeaderElect {
 		if err := ensureNamespace(ctx, cfg, opts.LeaderElectionNamespace); err != nil {
 			return nil, err
 		}
+	}
+	var shards *shard.Owner
+	var identity string
+	if opts.Shards > 1 {
+		shards = shard.NewOwner(opts.Shards)
+		host, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("shard identity: %w", err)
+		}
+		if identity, err = shard.Identity(host, uuid.NewString()); err != nil {
+			return nil, err
+		}
+		// The identity in the user agent tells, in the API server's audit
+		// log, which process wrote what. The field manager, taken from
+		// the agent's first word, stays "atoll".
+		cfg.UserAgent = rest.DefaultKubernetesUserAgent() + " replica/" + identity
 	}
 	// The manager's own requests (informers, leader election, events, the
 	// shared cluster cache) count as "manager"; each controller's as its own.
@@ -297,7 +332,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	// One interpreter, reading customizations from the manager's cache,
 	// serves every controller.
 	interp := interpreter.New(interpreter.NewCustomizations(interpreter.CacheSource{Reader: mgr.GetCache()}, script.DefaultLimits))
-	for _, c := range registry(opts, cc, interp) {
+	if shards.Sharded() {
+		if err := mgr.Add(&shard.Leases{Owner: shards, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+			Namespace: opts.LeaderElectionNamespace, Group: opts.LeaderElectionID, Identity: identity, Timing: opts.ShardTiming}); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range registry(opts, cc, interp, shards) {
 		if !Enabled(c.Name, opts.Controllers) {
 			continue
 		}

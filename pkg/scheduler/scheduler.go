@@ -35,6 +35,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/scheduler/framework"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins"
+	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -72,6 +73,9 @@ type Options struct {
 	// GracePeriod bounds a Gracefully eviction task without its own
 	// gracePeriodSeconds. Default eviction.DefaultGracePeriod.
 	GracePeriod time.Duration
+	// Shards limits the scheduler to the bindings of the shards this
+	// process holds (nil: all bindings, on the elected leader).
+	Shards *shard.Owner
 }
 
 func (o *Options) defaults() {
@@ -103,13 +107,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		r := &reconciler{client: mgr.GetClient(), kind: k, framework: fw, clock: opts.Clock,
 			limiter: opts.Limiter, gracePeriod: opts.GracePeriod, restored: restored,
 			recorder: mgr.GetEventRecorder("atoll-scheduler")}
+		needLeader := !opts.Shards.Sharded()
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named("scheduler-"+strings.ToLower(k.Kind())).
 			For(k.NewObject(), builder.WithPredicates(needsScheduling(k))).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			Watches(&tenancyv1alpha1.Tenant{}, r.tenantHandler()).
-			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
-			Complete(r)
+			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), k.NewList)).
+			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: &needLeader}).
+			Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 		if err != nil {
 			return fmt.Errorf("setting up the %s scheduler: %w", k.Kind(), err)
 		}

@@ -16,8 +16,11 @@ type Up struct {
 	MemberArgs []string
 	// JoinMembers registers the simulated members as Clusters.
 	JoinMembers bool
-	Logging     Logging
-	Manager     Manager
+	// KubeAPIServerArgs are extra flags of the control plane's
+	// kube-apiserver (k3s's --kube-apiserver-arg), e.g. audit logging.
+	KubeAPIServerArgs []string
+	Logging           Logging
+	Manager           Manager
 	// ServeControlPlane (hidden --serve-control-plane) makes this process
 	// the control-plane child of `atoll up`: etcd, kube-apiserver and the
 	// controllers only, no members, the data-dir lock inherited as
@@ -54,6 +57,7 @@ and the path of the admin kubeconfig (DATA-DIR/kubeconfig). Data persists in
 	cmd.Flags().IntVar(&cfg.Members, "members", 3, "number of simulated member clusters to run (0: control plane only)")
 	cmd.Flags().BoolVar(&cfg.JoinMembers, "join-members", true, "join the simulated members to the control plane (through their fault proxies)")
 	cmd.Flags().StringSliceVar(&cfg.MemberArgs, "member-args", nil, "extra flags for every `atoll sim cluster`, e.g. --member-args=--nodes=5,--pod-ready-delay=2s")
+	cmd.Flags().StringArrayVar(&cfg.KubeAPIServerArgs, "kube-apiserver-arg", nil, "extra flag for the control plane's kube-apiserver, repeatable and taking precedence over atoll's own, e.g. --kube-apiserver-arg=--audit-log-path=/var/log/atoll-audit.log")
 	cfg.Logging.addFlags(cmd, "DATA-DIR/logs/atoll.log")
 	cmd.Flags().BoolVar(&cfg.ServeControlPlane, ServeControlPlaneFlag, false, "serve only the control plane, as the child of an atoll up that holds the data-dir lock")
 	_ = cmd.Flags().MarkHidden(ServeControlPlaneFlag)

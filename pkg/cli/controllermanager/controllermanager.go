@@ -25,7 +25,9 @@ func Run(ctx context.Context, cfg *cmds.ControllerManager) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := manager.New(ctx, restCfg, ManagerOptions(cfg.Manager))
+	opts := ManagerOptions(cfg.Manager)
+	opts.Shards = cfg.Shards
+	mgr, err := manager.New(ctx, restCfg, opts)
 	if err != nil {
 		return err
 	}

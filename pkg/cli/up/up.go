@@ -220,7 +220,7 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 		// admission a Pod needs no ServiceAccount in the control plane
 		// (Karmada disables the plugin too); members admit it for real.
 		ExtraAPIServerArgs: func(*pki.CA, pki.Files) ([]string, error) {
-			return []string{"--disable-admission-plugins=ServiceAccount"}, nil
+			return append([]string{"--disable-admission-plugins=ServiceAccount"}, cfg.KubeAPIServerArgs...), nil
 		}})
 	if err != nil {
 		_ = lock.Release()

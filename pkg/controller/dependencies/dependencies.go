@@ -33,6 +33,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -56,6 +57,11 @@ type Options struct {
 	// BindingFinalizer is set on the attached bindings it creates ("":
 	// none; the executor's when it runs).
 	BindingFinalizer string
+	// Shards limits the controller to the requiring bindings of the
+	// shards this process holds (nil: all, on the elected leader). An
+	// attached binding that workloads of several shards require is written
+	// by each of their processes, with optimistic concurrency.
+	Shards *shard.Owner
 }
 
 // Dependency is one object a workload needs (Karmada's
@@ -118,16 +124,18 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		interp: opts.Interpreter, finalizer: opts.BindingFinalizer,
 		parsed: map[types.NamespacedName]parsed{}, wanted: map[depKey]map[types.NamespacedName]bool{},
 	}
+	needLeader := !opts.Shards.Sharded()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("dependencies").
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(r.mapBinding),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, reachedChanged()))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers})
+		WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} })).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: &needLeader})
 	for _, kind := range dependencyKinds {
 		obj := metadataOf(kind)
 		b = b.WatchesRawSource(source.Kind(objects, obj, handler.TypedEnqueueRequestsFromMapFunc(r.mapDependency(kind))))
 	}
-	return b.Complete(r)
+	return b.Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 }
 
 func metadataOf(kind string) *metav1.PartialObjectMetadata {

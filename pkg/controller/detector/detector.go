@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,7 @@ import (
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
+	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 // Name of the detector (work queue, logger, readiness check).
@@ -149,6 +151,63 @@ type watched struct {
 	stop     context.CancelFunc
 }
 
+// NeedLeaderElection implements manager.LeaderElectionRunnable: a sharded
+// detector runs in every process, on the shards that process holds.
+func (d *Detector) NeedLeaderElection() bool { return !d.opts.Shards.Sharded() }
+
+// shardKey is the binding an item is about: a template's own binding, or
+// (for a policy, whose permanent id the detector writes) the policy.
+func (d *Detector) shardKey(it item) (string, string) {
+	if it.isPolicy() {
+		return it.Namespace, it.Name
+	}
+	if w := d.watchedGVR(it.GVR); w != nil {
+		return d.shardKeyOf(w, it)
+	}
+	return it.Namespace, it.Name
+}
+
+// enqueueShard queues, when this process gains shard s, the templates and
+// policies of s: their events were skipped while another process held it.
+func (d *Detector) enqueueShard(ctx context.Context, s int) {
+	d.mu.RLock()
+	var items []item
+	for _, w := range d.resources {
+		for _, obj := range w.informer.GetStore().List() {
+			m, ok := obj.(metav1.Object)
+			if !ok {
+				continue
+			}
+			it := item{GVR: w.GVR, Namespace: m.GetNamespace(), Name: m.GetName()}
+			if d.opts.Shards.Of(d.shardKeyOf(w, it)) == s {
+				items = append(items, it)
+			}
+		}
+	}
+	d.mu.RUnlock()
+	var pps policyv1alpha1.PropagationPolicyList
+	var cpps policyv1alpha1.ClusterPropagationPolicyList
+	if err := d.cache.List(ctx, &pps); err != nil {
+		d.log.Error(err, "Listing PropagationPolicies of a gained shard", "shard", s)
+	}
+	if err := d.cache.List(ctx, &cpps); err != nil {
+		d.log.Error(err, "Listing ClusterPropagationPolicies of a gained shard", "shard", s)
+	}
+	for _, p := range pps.Items {
+		items = append(items, item{GVR: ppGVR, Namespace: p.Namespace, Name: p.Name})
+	}
+	for _, p := range cpps.Items {
+		items = append(items, item{GVR: cppGVR, Name: p.Name})
+	}
+	items = slices.DeleteFunc(items, func(it item) bool { return it.isPolicy() && d.opts.Shards.Of(it.Namespace, it.Name) != s })
+	d.log.Info("Shard gained", "shard", s, "items", len(items))
+	d.enqueue(lowPriority, items...)
+}
+
+func (d *Detector) shardKeyOf(w *watched, it item) (string, string) {
+	return it.Namespace, names.BindingName(w.Kind, it.Name)
+}
+
 // Start runs the detector until ctx ends (manager.Runnable).
 func (d *Detector) Start(ctx context.Context) error {
 	ctx = logr.NewContext(ctx, d.log)
@@ -207,6 +266,7 @@ func (d *Detector) Start(ctx context.Context) error {
 		regs = append(regs, func() { _ = inf.RemoveEventHandler(reg) })
 	}
 
+	d.opts.Shards.OnGain(func(s int) { d.enqueueShard(ctx, s) })
 	var wg sync.WaitGroup
 	for range d.opts.Workers {
 		wg.Go(func() { d.work(ctx) })
@@ -235,12 +295,15 @@ func (d *Detector) Start(ctx context.Context) error {
 }
 
 // readyz is ready once the template informers of a leading detector have
-// synced; a standby replica (not elected) has nothing to be ready for.
+// synced; a standby replica (not elected) has nothing to be ready for. A
+// sharded detector runs in every process.
 func (d *Detector) readyz(*http.Request) error {
 	select {
 	case <-d.elected:
 	default:
-		return nil
+		if !d.opts.Shards.Sharded() {
+			return nil
+		}
 	}
 	if !d.ready.Load() {
 		return errors.New("detector: template informers have not synced")
@@ -261,6 +324,12 @@ func (d *Detector) work(ctx context.Context) {
 
 func (d *Detector) process(ctx context.Context, it item, priority int) {
 	defer d.queue.Done(it)
+	leave, ok := d.opts.Shards.Enter(d.shardKey(it))
+	if !ok {
+		d.queue.Forget(it) // another process's: it handles the item
+		return
+	}
+	defer leave()
 	activeWorkers.Inc()
 	defer activeWorkers.Dec()
 	kind, reconcile := "template", d.reconcileTemplate

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/templatecache"
 )
@@ -42,6 +43,9 @@ type Options struct {
 	// BindingFinalizer is set on new bindings ("": none): the executor's,
 	// when it runs, so that it need not add it with a write of its own.
 	BindingFinalizer string
+	// Shards limits the detector to the templates and policies of the
+	// shards this process holds (nil: all of them, on the elected leader).
+	Shards *shard.Owner
 }
 
 // DefaultSkippedNamespaces are the namespaces skipped by default: the

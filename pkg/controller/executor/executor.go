@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/admission"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/templatecache"
@@ -67,6 +69,10 @@ type Options struct {
 	// Templates is shared with the detector, which fills it when it reads
 	// a template (default: the executor's own).
 	Templates *templatecache.Cache
+	// Shards limits the executor to the bindings of the shards this
+	// process holds, and its sweep to their pending withdrawals (nil: all,
+	// on the elected leader).
+	Shards *shard.Owner
 }
 
 // Setup adds the executor for both binding kinds to mgr.
@@ -118,7 +124,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			WithOptions(controller.Options{
 				MaxConcurrentReconciles: opts.Workers,
 				RateLimiter:             workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
+				NeedLeaderElection:      ptr.To(!opts.Shards.Sharded()),
 			}).
+			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), kind.NewList)).
 			// Member events go straight into the work queue, which
 			// deduplicates and never drops (a bounded channel would).
 			WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
@@ -133,7 +141,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			bldr = bldr.Watches(&workv1alpha2.ResourceBinding{}, r.workloadHandler()).
 				Watches(&tenancyv1alpha1.Tenant{}, r.tenantHandler())
 		}
-		err := bldr.Complete(r)
+		err := bldr.Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 		if err != nil {
 			return fmt.Errorf("setting up the %s executor: %w", kind.name(), err)
 		}

@@ -71,8 +71,9 @@ func (s *sweeper) exhume(ctx context.Context, cluster string) {
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable: only the
-// leader's executor acts on what the sweep finds.
-func (s *sweeper) NeedLeaderElection() bool { return true }
+// leader's executor acts on what the sweep finds; sharded, every process
+// sweeps for the shards it holds.
+func (s *sweeper) NeedLeaderElection() bool { return !s.r.opts.Shards.Sharded() }
 
 func (s *sweeper) sweep(ctx context.Context) {
 	log := klog.FromContext(ctx).WithValues("sweep", s.r.kind.name())

@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/ownership"
 	"github.com/atoll-dev/atoll/pkg/util/names"
@@ -108,54 +109,18 @@ func (r *reconciler) exhume(ctx context.Context, cluster string) error {
 		if t.Owner.Cluster != r.kindIsCluster() {
 			continue // the other kind's executor handles it
 		}
-		gv, err := schema.ParseGroupVersion(t.APIVersion)
+		leave, ok := r.opts.Shards.Enter(t.Namespace, names.BindingName(t.Kind, t.Name))
+		if !ok {
+			continue // another process's shard
+		}
+		finished, err := r.exhumeOne(ctx, member, cluster, t)
+		leave()
 		if err != nil {
+			return err
+		}
+		if finished {
 			done[key] = true
-			continue
 		}
-		mapping, err := member.Mapper.RESTMapping(gv.WithKind(t.Kind).GroupKind(), gv.Version)
-		if err != nil {
-			done[key] = true // the member does not serve the kind: nothing there
-			continue
-		}
-		ri := member.Dynamic.Resource(mapping.Resource).Namespace(t.Namespace)
-		obj, err := ri.Get(ctx, t.Name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			done[key] = true
-			continue
-		case err != nil:
-			return fmt.Errorf("cluster %s: reading %s %s/%s: %w", cluster, t.Kind, t.Namespace, t.Name, err)
-		}
-		if rec, ok := ownership.Of(obj); !ok || rec != t.Owner {
-			done[key] = true // no longer the copy that binding made
-			continue
-		}
-		if t.HandBack || ownership.HandedOver(obj) {
-			if err := r.handBack(ctx, nil, ri, obj, cluster); err != nil {
-				return err
-			}
-		} else {
-			if interpreter.IsCustomResourceDefinition(gv.WithKind(t.Kind).GroupKind()) {
-				keep, err := r.crdInUse(ctx, nil, member.Dynamic, ri, obj, cluster)
-				if errors.Is(err, errCustomResourcesLeft) {
-					continue // stays pending until its custom resources are gone
-				}
-				if err != nil {
-					return err
-				}
-				if keep {
-					done[key] = true
-					continue
-				}
-			}
-			uid := obj.GetUID()
-			if err := ri.Delete(ctx, t.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("cluster %s: withdrawing %s %s/%s: %w", cluster, t.Kind, t.Namespace, t.Name, err)
-			}
-		}
-		klog.FromContext(ctx).V(1).Info("Pending withdrawal done", "cluster", cluster, "kind", t.Kind, "object", klog.KRef(t.Namespace, t.Name))
-		done[key] = true
 	}
 	if len(done) == 0 {
 		return nil
@@ -168,6 +133,54 @@ func (r *reconciler) exhume(ctx context.Context, cluster string) error {
 		return client.IgnoreNotFound(r.client.Delete(ctx, cm, client.Preconditions{ResourceVersion: &cm.ResourceVersion}))
 	}
 	return r.client.Patch(ctx, cm, patch)
+}
+
+// exhumeOne carries out one pending withdrawal; finished says the
+// tombstone can go.
+func (r *reconciler) exhumeOne(ctx context.Context, member *clustercache.Member, cluster string, t tombstone) (finished bool, err error) {
+	gv, err := schema.ParseGroupVersion(t.APIVersion)
+	if err != nil {
+		return true, nil
+	}
+	mapping, err := member.Mapper.RESTMapping(gv.WithKind(t.Kind).GroupKind(), gv.Version)
+	if err != nil {
+		return true, nil // the member does not serve the kind: nothing there
+	}
+	ri := member.Dynamic.Resource(mapping.Resource).Namespace(t.Namespace)
+	obj, err := ri.Get(ctx, t.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("cluster %s: reading %s %s/%s: %w", cluster, t.Kind, t.Namespace, t.Name, err)
+	}
+	if rec, ok := ownership.Of(obj); !ok || rec != t.Owner {
+		return true, nil // no longer the copy that binding made
+	}
+	if t.HandBack || ownership.HandedOver(obj) {
+		if err := r.handBack(ctx, nil, ri, obj, cluster); err != nil {
+			return false, err
+		}
+	} else {
+		if interpreter.IsCustomResourceDefinition(gv.WithKind(t.Kind).GroupKind()) {
+			keep, err := r.crdInUse(ctx, nil, member.Dynamic, ri, obj, cluster)
+			if errors.Is(err, errCustomResourcesLeft) {
+				return false, nil // stays pending until its custom resources are gone
+			}
+			if err != nil {
+				return false, err
+			}
+			if keep {
+				return true, nil
+			}
+		}
+		uid := obj.GetUID()
+		if err := ri.Delete(ctx, t.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("cluster %s: withdrawing %s %s/%s: %w", cluster, t.Kind, t.Namespace, t.Name, err)
+		}
+	}
+	klog.FromContext(ctx).V(1).Info("Pending withdrawal done", "cluster", cluster, "kind", t.Kind, "object", klog.KRef(t.Namespace, t.Name))
+	return true, nil
 }
 
 func (r *reconciler) kindIsCluster() bool {

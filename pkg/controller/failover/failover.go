@@ -32,6 +32,7 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
+	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -62,6 +63,10 @@ type Options struct {
 	Workers int
 	// Clock is the controller's clock (default the real one).
 	Clock clock.PassiveClock
+	// Shards limits failover to the bindings of the shards this process
+	// holds (nil: all bindings, on the elected leader). The Limiter then
+	// paces each process on its own.
+	Shards *shard.Owner
 }
 
 func (o *Options) defaults() {
@@ -104,12 +109,14 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 			client: mgr.GetClient(), kind: k, opts: opts, sim: sim, unhealthy: unhealthy,
 			recorder: mgr.GetEventRecorder("atoll-failover"),
 		}
+		needLeader := !opts.Shards.Sharded()
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named("failover-"+strings.ToLower(k.Kind())).
 			For(k.NewObject()).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
-			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
-			Complete(r)
+			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), k.NewList)).
+			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: &needLeader}).
+			Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 		if err != nil {
 			return fmt.Errorf("setting up failover for %s: %w", k.Kind(), err)
 		}

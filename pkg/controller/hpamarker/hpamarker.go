@@ -15,14 +15,17 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -35,18 +38,39 @@ type Key struct {
 	Group, Kind, Namespace, Name string
 }
 
-// Options configure the controller (none yet).
-type Options struct{}
+// Options configure the controller.
+type Options struct {
+	// Shards limits the marker to the templates of the shards this
+	// process holds (nil: all, on the elected leader).
+	Shards *shard.Owner
+}
 
 type reconciler struct {
 	client client.Client
 }
 
 // Setup adds the controller to mgr.
-func Setup(ctx context.Context, mgr ctrl.Manager, _ Options) error {
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	r := &reconciler{client: mgr.GetClient()}
+	needLeader := !opts.Shards.Sharded()
 	b := builder.TypedControllerManagedBy[Key](mgr).
 		Named("hpa-marker").
+		WithOptions(controller.TypedOptions[Key]{NeedLeaderElection: &needLeader}).
+		WatchesRawSource(shard.Source(opts.Shards, func(ctx context.Context, s int, add func(Key)) error {
+			for _, gk := range interpreter.ScalableKinds() {
+				list := &metav1.PartialObjectMetadataList{}
+				list.SetGroupVersionKind(gk.WithVersion("v1").GroupVersion().WithKind(gk.Kind + "List"))
+				if err := mgr.GetCache().List(ctx, list); err != nil {
+					return err
+				}
+				for _, m := range list.Items {
+					if k := (Key{Group: gk.Group, Kind: gk.Kind, Namespace: m.Namespace, Name: m.Name}); opts.Shards.Of(k.shardKey()) == s {
+						add(k)
+					}
+				}
+			}
+			return nil
+		})).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &autoscalingv2.HorizontalPodAutoscaler{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, h *autoscalingv2.HorizontalPodAutoscaler) []Key {
 				if k, ok := targetOf(h); ok {
@@ -65,8 +89,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, _ Options) error {
 				},
 			}))
 	}
-	return b.Complete(r)
+	return b.Complete(shard.Reconciler(opts.Shards, Key.shardKey, reconcile.TypedReconciler[Key](r)))
 }
+
+// shardKey is the template's binding.
+func (k Key) shardKey() (string, string) { return k.Namespace, names.BindingName(k.Kind, k.Name) }
 
 func metadataOf(gk schema.GroupKind) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
