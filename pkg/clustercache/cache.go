@@ -228,8 +228,8 @@ type watched struct {
 }
 
 // Watch starts, once per resource, an informer on the member's objects of
-// gvr that carry karmada.io/managed=true, with managedFields stripped, and
-// adds handler (if not nil) to it. Every call with a handler adds it again:
+// gvr that carry karmada.io/managed=true, kept as *Object (managedFields
+// stripped; decode with Live), and adds handler (if not nil) to it. Every call with a handler adds it again:
 // register each handler once per *Member. The informer stops when the
 // member is rebuilt or removed, or when the Cache stops.
 func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEventHandler) (cache.GenericLister, error) {
@@ -245,7 +245,7 @@ func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEv
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 			func(o *metav1.ListOptions) { o.LabelSelector = selector })
 		inf := gi.Informer()
-		if err := inf.SetTransform(stripManagedFields); err != nil {
+		if err := inf.SetTransform(compact); err != nil {
 			return nil, fmt.Errorf("cluster %s: watching %s: %w", m.Name, gvr, err)
 		}
 		logger := klog.Background().WithValues("cluster", m.Name, "resource", gvr.String())
@@ -254,7 +254,8 @@ func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEv
 			// readable while a member is down.
 			logger.V(2).Info("Member watch failed", "err", err)
 		})
-		w = &watched{informer: inf, lister: gi.Lister()}
+		// A generic lister: the dynamic one insists on *Unstructured.
+		w = &watched{informer: inf, lister: cache.NewGenericLister(inf.GetIndexer(), gvr.GroupResource())}
 		m.informers[gvr] = w
 		go inf.RunWithContext(m.ctx)
 	}
@@ -284,13 +285,4 @@ func (m *Member) stop() {
 	m.mu.Lock()
 	m.informers = map[schema.GroupVersionResource]*watched{}
 	m.mu.Unlock()
-}
-
-// stripManagedFields drops metadata.managedFields, which no controller
-// reads and which often is the larger part of an object.
-func stripManagedFields(obj any) (any, error) {
-	if a, err := meta.Accessor(obj); err == nil && a.GetManagedFields() != nil {
-		a.SetManagedFields(nil)
-	}
-	return obj, nil
 }

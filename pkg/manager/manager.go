@@ -306,7 +306,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		// clusters keep their credentials in karmada-cluster, as in Karmada.
 		// The executor's pending withdrawals are ConfigMaps of the system
 		// namespace; no other ConfigMap is read through this cache.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+		// No controller reads managedFields, and on bindings (written
+		// by detector, scheduler and executor) they are much of the object.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{names.ClusterSecretNamespace: {}}},
 			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{names.SystemNamespace: {}}},
 		}},

@@ -296,8 +296,7 @@ func getLive(lister cache.GenericLister, ns, name string) *unstructured.Unstruct
 	if err != nil {
 		return nil
 	}
-	u, _ := obj.(*unstructured.Unstructured)
-	return u
+	return clustercache.Live(obj)
 }
 
 func merge(a, b map[string]string) map[string]string {

@@ -1,0 +1,363 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+// BenchmarkTemplates100k is issue 14's item 4: ATOLL_BENCH_TEMPLATES
+// templates (default 100,000; half small Deployments, half ConfigMaps) over
+// two api-only members, the controllers in a process of their own (`atoll
+// controller-manager` against `atoll up --controllers=`), so that their
+// memory is measured apart from the API servers'. It reports:
+//
+//   - rss-kb/template: the controller-manager's RSS after settling, per
+//     template; marginal-kb/template: the same less its RSS when idle with
+//     no templates;
+//   - peak-kb/template: the peak RSS (VmHWM) of a cold restart with
+//     everything in place;
+//   - restart-idle-s: from the restarted process's start to ready with
+//     empty queues; restart-changed: templates, bindings and member copies
+//     written by the restart (0 is the target); restart-writes: all writes
+//     to the API servers meanwhile, the fresh template's own (about ten)
+//     included;
+//   - fresh-ms: a template created as soon as the restarted process is
+//     ready (its start-up backlog queued) until it is in both members.
+//
+// ATOLL_BENCH_PPROF=DIR saves the controller-manager's heap profile after
+// settling (DIR/scale-heap.pprof).
+//
+// Run: make build && ATOLL_BIN=$PWD/bin/atoll ATOLL_BENCH_TEMPLATES=10000 go
+// test -run '^$' -bench Templates100k -benchtime 1x -timeout 3h ./bench/
+func BenchmarkTemplates100k(b *testing.B) {
+	for range b.N {
+		runTemplatesAtScale(b)
+	}
+}
+
+const scaleNS = "scale"
+
+func scaleTemplates(b *testing.B) int {
+	n := 100000
+	if v := os.Getenv("ATOLL_BENCH_TEMPLATES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 2 {
+			b.Fatalf("ATOLL_BENCH_TEMPLATES=%q: want a number of templates, at least 2", v)
+		}
+	}
+	return n
+}
+
+// controllerManager is an `atoll controller-manager` process.
+type controllerManager struct {
+	cmd     *exec.Cmd
+	metrics string
+	health  string
+	pprof   string // "" when not profiled
+	started time.Time
+}
+
+func startScaleControllerManager(b *testing.B, cp *framework.ControlPlane, logDir string, run int) *controllerManager {
+	m := &controllerManager{metrics: framework.FreeLoopbackAddr(b), health: framework.FreeLoopbackAddr(b)}
+	args := []string{"controller-manager", "--kubeconfig", cp.Kubeconfig, "--leader-elect=false",
+		"--metrics-bind-address", m.metrics, "--health-probe-bind-address", m.health,
+		"--kube-api-qps=1000", "--kube-api-burst=2000",
+		"--log-file", filepath.Join(logDir, fmt.Sprintf("controller-manager-%d.log", run))}
+	if os.Getenv("ATOLL_BENCH_PPROF") != "" {
+		m.pprof = framework.FreeLoopbackAddr(b)
+		args = append(args, "--pprof-bind-address="+m.pprof)
+	}
+	m.cmd = exec.Command(framework.Binary(b), args...)
+	m.started = time.Now()
+	if err := m.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if m.cmd.ProcessState == nil {
+			_ = m.cmd.Process.Kill()
+			_ = m.cmd.Wait()
+		}
+	})
+	return m
+}
+
+func (m *controllerManager) stop(b *testing.B) {
+	_ = m.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = m.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		b.Log("controller-manager did not stop within a minute; killed")
+		_ = m.cmd.Process.Kill()
+		<-done
+	}
+}
+
+func (m *controllerManager) ready() bool {
+	resp, err := http.Get("http://" + m.health + "/readyz") //nolint:noctx // loopback, bounded by the caller's loop
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// metric sums the samples of a metric family whose line contains every
+// one of contains.
+func (m *controllerManager) metric(name string, contains ...string) float64 {
+	resp, err := http.Get("http://" + m.metrics + "/metrics") //nolint:noctx // loopback
+	if err != nil {
+		return -1
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+lines:
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		for _, c := range contains {
+			if !strings.Contains(line, c) {
+				continue lines
+			}
+		}
+		if v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// idle: ready, nothing queued or being worked on.
+func (m *controllerManager) idle() (bool, string) {
+	if !m.ready() {
+		return false, "not ready"
+	}
+	depth, busy := m.metric("workqueue_depth"), m.metric("atoll_detector_active_workers")
+	return depth == 0 && busy == 0, fmt.Sprintf("queued %v, detector busy %v", depth, busy)
+}
+
+func peakMB(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// scaleVersions are the resourceVersions of templates, bindings and member
+// copies.
+func scaleVersions(ctx context.Context, b *testing.B, c client.Client, members map[string]kubernetes.Interface) map[string]string {
+	out := map[string]string{}
+	add := func(prefix string, items []metav1.Object) {
+		for _, o := range items {
+			out[prefix+o.GetName()] = o.GetResourceVersion()
+		}
+	}
+	var rbs workv1alpha2.ResourceBindingList
+	if err := c.List(ctx, &rbs, client.InNamespace(scaleNS)); err != nil {
+		b.Fatal(err)
+	}
+	for i := range rbs.Items {
+		out["binding/"+rbs.Items[i].Name] = rbs.Items[i].ResourceVersion
+	}
+	for name, cs := range members {
+		for kind, items := range listScaleObjects(ctx, b, cs) {
+			add(name+"/"+kind+"/", items)
+		}
+	}
+	return out
+}
+
+func listScaleObjects(ctx context.Context, b *testing.B, cs kubernetes.Interface) map[string][]metav1.Object {
+	out := map[string][]metav1.Object{}
+	ds, err := cs.AppsV1().Deployments(scaleNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range ds.Items {
+		out["deployment"] = append(out["deployment"], &ds.Items[i])
+	}
+	cms, err := cs.CoreV1().ConfigMaps(scaleNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range cms.Items {
+		if cms.Items[i].Name != "kube-root-ca.crt" {
+			out["configmap"] = append(out["configmap"], &cms.Items[i])
+		}
+	}
+	return out
+}
+
+func runTemplatesAtScale(b *testing.B) {
+	n := scaleTemplates(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
+	defer cancel()
+	logDir := b.TempDir()
+	cp := framework.StartControlPlane(b, framework.Options{Members: 2, Args: []string{"--controllers=", "--member-args=--api-only"}})
+	c := cp.Client(b)
+	cfg := cp.RESTConfig(b)
+	members := map[string]kubernetes.Interface{"member1": cp.MemberClientset(b, "member1"), "member2": cp.MemberClientset(b, "member2")}
+
+	cm := startScaleControllerManager(b, cp, logDir, 1)
+	waitClustersReady(ctx, b, c, 2)
+	framework.Eventually(b, 2*time.Minute, "controller-manager idle, no templates", cm.idle)
+	time.Sleep(5 * time.Second)
+	emptyMB, err := residentMB(cm.cmd.Process.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	if err := c.Create(ctx, utiltesting.MakeNamespace(scaleNS).Obj()); err != nil {
+		b.Fatal(err)
+	}
+	createPolicy(ctx, b, c, utiltesting.MakePropagationPolicy("all", scaleNS).ClusterNames("member1", "member2").
+		Select("apps/v1", "Deployment", "").Select("v1", "ConfigMap", "").Obj())
+	start := time.Now()
+	createInParallel(ctx, b, cfg, n, func(cs kubernetes.Interface, i int) error {
+		if i%2 == 0 {
+			_, err := cs.AppsV1().Deployments(scaleNS).Create(ctx, benchDeployment(scaleNS, templateName(i), 1), metav1.CreateOptions{})
+			return err
+		}
+		_, err := cs.CoreV1().ConfigMaps(scaleNS).Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: templateName(i), Namespace: scaleNS, Labels: map[string]string{"bench": "scale"}},
+			Data:       map[string]string{"setting": fmt.Sprintf("value-%d", i)}}, metav1.CreateOptions{})
+		return err
+	})
+	created := time.Since(start)
+	for name, cs := range members {
+		framework.Eventually(b, 3*time.Hour, fmt.Sprintf("%d templates in %s", n, name), func() (bool, string) {
+			got := 0
+			for _, items := range listScaleObjects(ctx, b, cs) {
+				got += len(items)
+			}
+			if got < n {
+				time.Sleep(10 * time.Second) // lists of this size are not free
+			}
+			return got == n, fmt.Sprintf("%d of %d", got, n)
+		})
+	}
+	propagated := time.Since(start)
+	framework.Eventually(b, time.Hour, "controller-manager idle after the burst", cm.idle)
+	time.Sleep(10 * time.Second) // coalesced status writes
+	settledMB, err := residentMB(cm.cmd.Process.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	heapMB := cm.metric("go_memstats_heap_inuse_bytes") / (1 << 20)
+	if dir := os.Getenv("ATOLL_BENCH_PPROF"); dir != "" {
+		saveProfile(b, cm.pprof, "heap", filepath.Join(dir, "scale-heap.pprof"))
+	}
+	before := scaleVersions(ctx, b, c, members)
+
+	// Cold restart with everything in place.
+	cm.stop(b)
+	cpBefore, err := scrapeRequests(ctx, kubernetes.NewForConfigOrDie(cfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	memberBefore := map[string]requestCounts{}
+	for name, cs := range members {
+		if memberBefore[name], err = scrapeRequests(ctx, cs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cm = startScaleControllerManager(b, cp, logDir, 2)
+	framework.Eventually(b, 10*time.Minute, "restarted controller-manager ready", func() (bool, string) { return cm.ready(), "" })
+	fresh := time.Now()
+	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(scaleNS).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: scaleNS}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	backlog := cm.metric("workqueue_depth")
+	for name, cs := range members {
+		framework.Eventually(b, 10*time.Minute, "fresh template in "+name, func() (bool, string) {
+			_, err := cs.CoreV1().ConfigMaps(scaleNS).Get(ctx, "fresh", metav1.GetOptions{})
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+	freshLatency := time.Since(fresh)
+	framework.Eventually(b, time.Hour, "restarted controller-manager idle", cm.idle)
+	restartIdle := time.Since(cm.started)
+	time.Sleep(10 * time.Second)
+	peak, err := peakMB(cm.cmd.Process.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	after := scaleVersions(ctx, b, c, members)
+	changed := 0
+	for k, v := range before {
+		if after[k] != v {
+			changed++
+		}
+	}
+	// Writes to the API servers, Leases, Events and authentication reviews
+	// aside; the fresh template's own (its create, claim, binding, copies
+	// and status) are among them.
+	isWrite := func(k requestKey) bool {
+		switch k.verb {
+		case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
+		default:
+			return false
+		}
+		return k.resource != "leases" && k.resource != "events" && k.resource != "tokenreviews" && k.resource != "subjectaccessreviews"
+	}
+	cpAfter, err := scrapeRequests(ctx, kubernetes.NewForConfigOrDie(cfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	writes := cpAfter.minus(cpBefore).sum(isWrite)
+	for name, cs := range members {
+		now, err := scrapeRequests(ctx, cs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		writes += now.minus(memberBefore[name]).sum(isWrite)
+	}
+
+	perTemplate := func(mb float64) float64 { return mb * 1024 / float64(n) }
+	b.ReportMetric(float64(n), "templates")
+	b.ReportMetric(created.Seconds(), "create-s")
+	b.ReportMetric(propagated.Seconds(), "propagate-s")
+	b.ReportMetric(perTemplate(settledMB), "rss-kb/template")
+	b.ReportMetric(perTemplate(settledMB-emptyMB), "marginal-kb/template")
+	b.ReportMetric(heapMB*1024/float64(n), "heap-kb/template")
+	b.ReportMetric(perTemplate(peak), "peak-kb/template")
+	b.ReportMetric(restartIdle.Seconds(), "restart-idle-s")
+	b.ReportMetric(writes, "restart-writes")
+	b.ReportMetric(float64(changed), "restart-changed")
+	b.ReportMetric(float64(freshLatency.Milliseconds()), "fresh-ms")
+	b.Logf("%d templates: created in %s, in both members after %s; controller-manager RSS %.0f MB settled (%.0f MB with none), heap in use %.0f MB, restart peak %.0f MB; restart idle after %s with %.0f writes (fresh template's own included) and %d of %d objects changed; fresh template in both members after %s (queue depth %v when created)",
+		n, created.Round(time.Second), propagated.Round(time.Second), settledMB, emptyMB, heapMB, peak, restartIdle.Round(100*time.Millisecond),
+		writes, changed, len(before), freshLatency.Round(time.Millisecond), backlog)
+}
