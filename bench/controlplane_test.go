@@ -72,18 +72,21 @@ func upResidentMB(cp *framework.ControlPlane) (float64, error) {
 	return up + child, nil
 }
 
-func residentMB(pid int) (float64, error) {
+func residentMB(pid int) (float64, error) { return procStatusMB(pid, "VmRSS") }
+
+// procStatusMB reads a memory field (VmRSS, VmHWM, …) of /proc/PID/status.
+func procStatusMB(pid int, field string) (float64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
 			return kb / 1024, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // BenchmarkUpWithMembers measures `atoll up` with three simulated members:

@@ -160,19 +160,8 @@ func (m *controllerManager) idle() (bool, string) {
 	return depth == 0 && busy == 0, fmt.Sprintf("queued %v, detector busy %v", depth, busy)
 }
 
-func peakMB(pid int) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
-			return kb / 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
-}
+// peakMB is the process's peak RSS.
+func peakMB(pid int) (float64, error) { return procStatusMB(pid, "VmHWM") }
 
 // scaleVersions are the resourceVersions of templates, bindings and member
 // copies.
