@@ -229,8 +229,9 @@ type watched struct {
 
 // Watch starts, once per resource, an informer on the member's objects of
 // gvr that carry karmada.io/managed=true, kept as *Object (managedFields
-// stripped; decode with Live), and adds handler (if not nil) to it. Every call with a handler adds it again:
-// register each handler once per *Member. The informer stops when the
+// stripped; decode with Live), and adds handler (if not nil) to it. Every
+// call with a handler adds it again: register each handler once per
+// *Member. The informer stops when the
 // member is rebuilt or removed, or when the Cache stops.
 func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEventHandler) (cache.GenericLister, error) {
 	m.mu.Lock()

@@ -107,14 +107,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		r := &reconciler{client: mgr.GetClient(), kind: k, framework: fw, clock: opts.Clock,
 			limiter: opts.Limiter, gracePeriod: opts.GracePeriod, restored: restored,
 			recorder: mgr.GetEventRecorder("atoll-scheduler")}
-		needLeader := !opts.Shards.Sharded()
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named("scheduler-"+strings.ToLower(k.Kind())).
 			For(k.NewObject(), builder.WithPredicates(needsScheduling(k))).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			Watches(&tenancyv1alpha1.Tenant{}, r.tenantHandler()).
 			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), k.NewList)).
-			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: &needLeader}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection()}).
 			Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 		if err != nil {
 			return fmt.Errorf("setting up the %s scheduler: %w", k.Kind(), err)

@@ -62,6 +62,13 @@ func NewOwner(n int) *Owner {
 // Sharded reports whether the work is split between processes.
 func (o *Owner) Sharded() bool { return o != nil && o.n > 1 }
 
+// NeedLeaderElection is a sharded controller's option: without sharding
+// it runs on the elected leader only, sharded in every process.
+func (o *Owner) NeedLeaderElection() *bool {
+	need := !o.Sharded()
+	return &need
+}
+
 // Shards is the number of shards (1 when not sharded).
 func (o *Owner) Shards() int {
 	if o == nil {

@@ -124,13 +124,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		interp: opts.Interpreter, finalizer: opts.BindingFinalizer,
 		parsed: map[types.NamespacedName]parsed{}, wanted: map[depKey]map[types.NamespacedName]bool{},
 	}
-	needLeader := !opts.Shards.Sharded()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("dependencies").
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(r.mapBinding),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, reachedChanged()))).
 		WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} })).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: &needLeader})
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection()})
 	for _, kind := range dependencyKinds {
 		obj := metadataOf(kind)
 		b = b.WatchesRawSource(source.Kind(objects, obj, handler.TypedEnqueueRequestsFromMapFunc(r.mapDependency(kind))))

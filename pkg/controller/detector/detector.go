@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,13 +192,18 @@ func (d *Detector) enqueueShard(ctx context.Context, s int) {
 	if err := d.cache.List(ctx, &cpps); err != nil {
 		d.log.Error(err, "Listing ClusterPropagationPolicies of a gained shard", "shard", s)
 	}
+	policies := make([]item, 0, len(pps.Items)+len(cpps.Items))
 	for _, p := range pps.Items {
-		items = append(items, item{GVR: ppGVR, Namespace: p.Namespace, Name: p.Name})
+		policies = append(policies, item{GVR: ppGVR, Namespace: p.Namespace, Name: p.Name})
 	}
 	for _, p := range cpps.Items {
-		items = append(items, item{GVR: cppGVR, Name: p.Name})
+		policies = append(policies, item{GVR: cppGVR, Name: p.Name})
 	}
-	items = slices.DeleteFunc(items, func(it item) bool { return it.isPolicy() && d.opts.Shards.Of(it.Namespace, it.Name) != s })
+	for _, it := range policies {
+		if d.opts.Shards.Of(d.shardKey(it)) == s {
+			items = append(items, it)
+		}
+	}
 	d.log.Info("Shard gained", "shard", s, "items", len(items))
 	d.enqueue(lowPriority, items...)
 }

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -124,7 +123,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			WithOptions(controller.Options{
 				MaxConcurrentReconciles: opts.Workers,
 				RateLimiter:             workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
-				NeedLeaderElection:      ptr.To(!opts.Shards.Sharded()),
+				NeedLeaderElection:      opts.Shards.NeedLeaderElection(),
 			}).
 			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), kind.NewList)).
 			// Member events go straight into the work queue, which

@@ -109,13 +109,12 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 			client: mgr.GetClient(), kind: k, opts: opts, sim: sim, unhealthy: unhealthy,
 			recorder: mgr.GetEventRecorder("atoll-failover"),
 		}
-		needLeader := !opts.Shards.Sharded()
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named("failover-"+strings.ToLower(k.Kind())).
 			For(k.NewObject()).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), k.NewList)).
-			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: &needLeader}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection()}).
 			Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 		if err != nil {
 			return fmt.Errorf("setting up failover for %s: %w", k.Kind(), err)

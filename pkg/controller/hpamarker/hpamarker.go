@@ -52,10 +52,9 @@ type reconciler struct {
 // Setup adds the controller to mgr.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	r := &reconciler{client: mgr.GetClient()}
-	needLeader := !opts.Shards.Sharded()
 	b := builder.TypedControllerManagedBy[Key](mgr).
 		Named("hpa-marker").
-		WithOptions(controller.TypedOptions[Key]{NeedLeaderElection: &needLeader}).
+		WithOptions(controller.TypedOptions[Key]{NeedLeaderElection: opts.Shards.NeedLeaderElection()}).
 		WatchesRawSource(shard.Source(opts.Shards, func(ctx context.Context, s int, add func(Key)) error {
 			for _, gk := range interpreter.ScalableKinds() {
 				list := &metav1.PartialObjectMetadataList{}
