@@ -132,7 +132,9 @@ type FailoverOptions struct {
 // Controller is one registered controller: a name and how to add it to a
 // manager.
 type Controller struct {
-	Name  string
+	Name string
+	// Setup registers the controller; nil for a name that only selects
+	// work another controller does.
 	Setup func(ctx context.Context, mgr ctrl.Manager) error
 }
 
@@ -161,8 +163,13 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 			})
 		}},
 		{Name: "detector", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: templates, BindingFinalizer: finalizer, Shards: shards})
+			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: templates, BindingFinalizer: finalizer, Shards: shards,
+				NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers)})
 		}},
+		// Karmada's namespace sync controller, by its Karmada name so that
+		// --controllers=-namespace turns it off as there. The detector does
+		// its work (one writer per binding); this entry only selects it.
+		{Name: NamespaceSync},
 		{Name: "scheduler", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod, Shards: shards})
 		}},
@@ -176,7 +183,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		}},
 		{Name: "executor", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, StatusInterval: opts.BindingStatusWindow,
-				Interpreter: interp, Templates: templates, Shards: shards})
+				Interpreter: interp, Templates: templates, Shards: shards, NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers)})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp, BindingFinalizer: finalizer, Shards: shards})
@@ -196,6 +203,9 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		}},
 	}
 }
+
+// NamespaceSync names namespace auto-provision in --controllers.
+const NamespaceSync = "namespace"
 
 // ControllerNames lists the registered controllers.
 func ControllerNames() []string {
@@ -341,7 +351,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		}
 	}
 	for _, c := range registry(opts, cc, interp, shards) {
-		if !Enabled(c.Name, opts.Controllers) {
+		if !Enabled(c.Name, opts.Controllers) || c.Setup == nil {
 			continue
 		}
 		view, err := forController(mgr, base, c.Name)

@@ -43,6 +43,12 @@ const (
 	// are withdrawn). atoll's addition.
 	ReleasedAnnotation = "atoll.dev/released"
 
+	// NamespaceAutoProvisionLabel marks the ClusterResourceBinding of a
+	// namespace that no policy claims, which the detector places on every
+	// cluster (Karmada's namespace auto-provision, done there by the
+	// namespace sync controller with Works). atoll's addition.
+	NamespaceAutoProvisionLabel = "atoll.dev/namespace-auto-provision"
+
 	// ManagedLabel marks every object atoll applies in a member cluster;
 	// member informers select on it (value "true"), as Karmada's do.
 	ManagedLabel = "karmada.io/managed"

@@ -60,7 +60,7 @@ func claimOf(labels, annotations map[string]string) *Claim {
 // nil).
 func claimMetadata(p *Policy) (labels, annotations map[string]string) {
 	switch {
-	case p == nil:
+	case p == nil, p.AutoProvision:
 		return nil, nil
 	case p.Cluster:
 		return map[string]string{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: p.PermanentID},

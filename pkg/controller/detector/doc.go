@@ -66,6 +66,17 @@
 // executor aggregates status onto them) and restarts cause no binding writes
 // and no reads of full templates.
 //
+// # Namespace auto-provision
+//
+// A Namespace no policy claims gets a ClusterResourceBinding that places it
+// on every cluster, tolerating every taint (namespaces.go), as Karmada's
+// namespace sync controller gives it a Work per cluster; see
+// names.NamespaceAutoProvisioned for the namespaces left out. The binding
+// is labelled workv1alpha2.NamespaceAutoProvisionLabel instead of a claim,
+// and the Namespace itself gets no claim metadata. Options.
+// NamespaceAutoProvision turns it on (--controllers selects it as
+// "namespace").
+//
 // # Activation preference
 //
 // Policy updates re-evaluate the templates the policy claims or matches,

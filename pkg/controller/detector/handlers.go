@@ -341,11 +341,14 @@ func (d *Detector) bindingHandler() toolscache.ResourceEventHandler {
 }
 
 // madeByDetector: the detector labels the bindings it makes with the
-// claiming policy's permanent id, and marks them released when no policy
-// claims them any more. Other bindings (for example made for dependencies)
+// claiming policy's permanent id (or as a namespace's auto-provision), and
+// marks them released when no policy claims them any more. Other bindings (for example made for dependencies)
 // are never deleted by the detector.
 func madeByDetector(m metav1.Object) bool {
 	if _, ok := m.GetAnnotations()[workv1alpha2.ReleasedAnnotation]; ok {
+		return true
+	}
+	if m.GetLabels()[workv1alpha2.NamespaceAutoProvisionLabel] == "true" {
 		return true
 	}
 	for _, k := range claimLabels {

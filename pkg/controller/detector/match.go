@@ -55,7 +55,10 @@ type Policy struct {
 	// Tenant is the policy's policy.atoll.dev/tenant record (which tenant
 	// it acts for in a shared namespace).
 	Tenant string
-	Spec   *policyv1alpha1.PropagationSpec
+	// AutoProvision marks namespaceAutoProvision, the placement of
+	// namespaces no policy claims; no policy object stands behind it.
+	AutoProvision bool
+	Spec          *policyv1alpha1.PropagationSpec
 }
 
 // Claim is the policy a template is currently claimed by, as recorded in the

@@ -43,6 +43,9 @@ type Options struct {
 	// BindingFinalizer is set on new bindings ("": none): the executor's,
 	// when it runs, so that it need not add it with a write of its own.
 	BindingFinalizer string
+	// NamespaceAutoProvision places every namespace no policy claims on
+	// every cluster (Karmada's namespace sync; namespaces.go).
+	NamespaceAutoProvision bool
 	// Shards limits the detector to the templates and policies of the
 	// shards this process holds (nil: all of them, on the elected leader).
 	Shards *shard.Owner

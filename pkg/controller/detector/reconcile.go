@@ -101,6 +101,9 @@ func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
 	candidates = d.withinTenants(candidates, m, tenants)
 	decision := Choose(templateOf(w, m), claim, candidates)
 	p := decision.Policy
+	if p == nil && d.autoProvisioned(w, m) {
+		p = namespaceAutoProvision
+	}
 	if p == nil {
 		// Released: the binding (and the member objects) stay, unless the
 		// policy that let go opted into withdrawal.
@@ -110,12 +113,12 @@ func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
 		_, _, err := d.patchClaim(ctx, w, m, nil)
 		return err
 	}
-	if p.PermanentID == "" {
+	if p.PermanentID == "" && !p.AutoProvision {
 		// It cannot claim before the detector has labelled it, and a
 		// lesser policy must not claim in the meantime.
 		return fmt.Errorf("policy %s has no permanent id yet", policyRef(p))
 	}
-	if !decision.Kept {
+	if !decision.Kept && !p.AutoProvision {
 		d.log.V(1).Info("Policy claims template", "policy", policyRef(p), "template", ref.Kind+" "+klog.KObj(m).String())
 	}
 	m, full, err := d.patchClaim(ctx, w, m, p)

@@ -50,6 +50,11 @@ func renderBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSp
 		meta.Annotations = map[string]string{}
 	}
 	setKeys(meta.Annotations, wantAnnotations, claimAnnotations)
+	if in.Policy.AutoProvision {
+		meta.Labels[workv1alpha2.NamespaceAutoProvisionLabel] = "true"
+	} else {
+		delete(meta.Labels, workv1alpha2.NamespaceAutoProvisionLabel)
+	}
 	// Claimed (again): no longer released; the policy's withdrawal opt-in
 	// travels with the binding so that it still counts once the policy is
 	// gone.

@@ -237,34 +237,6 @@ func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, 
 		desired.GetKind(), klog.KObj(desired), member.Name), true, nil, nil
 }
 
-// ensureNamespace creates a namespace in a member the first time something
-// is propagated into it.
-func (r *reconciler) ensureNamespace(ctx context.Context, member *clustercache.Member, cluster, ns string) error {
-	if ns == "" {
-		return nil
-	}
-	key := namespaceKey(member, ns)
-	if !r.namespaces.mark(key) {
-		return nil
-	}
-	_, err := member.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = member.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{FieldManager: names.FieldManager})
-		if apierrors.IsAlreadyExists(err) {
-			err = nil
-		}
-	}
-	if err != nil {
-		r.namespaces.unmark(key)
-		return fmt.Errorf("cluster %s: ensuring namespace %s: %w", cluster, ns, err)
-	}
-	return nil
-}
-
-func namespaceKey(member *clustercache.Member, ns string) string {
-	return fmt.Sprintf("%p/%s", member, ns)
-}
-
 // watch makes sure the member's objects of gvr are watched, with events
 // mapped back to their binding.
 func (r *reconciler) watch(member *clustercache.Member, gvr schema.GroupVersionResource) (cache.GenericLister, error) {

@@ -72,6 +72,10 @@ type Options struct {
 	// process holds, and its sweep to their pending withdrawals (nil: all,
 	// on the elected leader).
 	Shards *shard.Owner
+	// NamespaceAutoProvision: the detector places namespaces no policy
+	// claims on every cluster, so a member namespace is created as its
+	// binding's (namespaces.go).
+	NamespaceAutoProvision bool
 }
 
 // Setup adds the executor for both binding kinds to mgr.
@@ -102,6 +106,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 		r := &reconciler{
 			kind:         kind,
 			client:       mgr.GetClient(),
+			apiReader:    mgr.GetAPIReader(),
 			mapper:       mgr.GetRESTMapper(),
 			dynamic:      dyn,
 			cc:           cc,
@@ -152,14 +157,17 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 }
 
 type reconciler struct {
-	kind     kind
-	client   client.Client
-	mapper   metaRESTMapper
-	dynamic  dynamic.Interface
-	cc       *clustercache.Cache
-	opts     Options
-	interp   *interpreter.Interpreter
-	recorder recorder.EventRecorder
+	kind   kind
+	client client.Client
+	// apiReader reads what the manager does not cache (control-plane
+	// namespaces, once per member namespace created).
+	apiReader client.Reader
+	mapper    metaRESTMapper
+	dynamic   dynamic.Interface
+	cc        *clustercache.Cache
+	opts      Options
+	interp    *interpreter.Interpreter
+	recorder  recorder.EventRecorder
 	// queue is the controller's work queue, set when its sources start
 	// (before any reconcile, so before any member informer exists).
 	queue     atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]

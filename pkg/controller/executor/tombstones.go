@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/atoll-dev/atoll/pkg/clustercache"
-	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/ownership"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -162,17 +161,15 @@ func (r *reconciler) exhumeOne(ctx context.Context, member *clustercache.Member,
 			return false, err
 		}
 	} else {
-		if interpreter.IsCustomResourceDefinition(gv.WithKind(t.Kind).GroupKind()) {
-			keep, err := r.crdInUse(ctx, nil, member.Dynamic, ri, obj, cluster)
-			if errors.Is(err, errCustomResourcesLeft) {
-				return false, nil // stays pending until its custom resources are gone
-			}
-			if err != nil {
-				return false, err
-			}
-			if keep {
-				return true, nil
-			}
+		keep, err := r.guardDeletion(ctx, nil, member, ri, obj, cluster)
+		if errors.Is(err, errContentsLeft) {
+			return false, nil // stays pending until what is under it is gone
+		}
+		if err != nil {
+			return false, err
+		}
+		if keep {
+			return true, nil
 		}
 		uid := obj.GetUID()
 		if err := ri.Delete(ctx, t.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/ownership"
 	"github.com/atoll-dev/atoll/pkg/util/names"
@@ -64,12 +65,8 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 	if handBack || preserve || ownership.HandedOver(existing) {
 		return r.handBack(ctx, b, ri, existing, cluster)
 	}
-	if interpreter.IsCustomResourceDefinition(gvk.GroupKind()) {
-		// Deleting a CRD deletes every object of it in the member.
-		keep, err := r.crdInUse(ctx, b, member.Dynamic, ri, existing, cluster)
-		if err != nil || keep {
-			return err
-		}
+	if keep, err := r.guardDeletion(ctx, b, member, ri, existing, cluster); err != nil || keep {
+		return err
 	}
 	uid := existing.GetUID()
 	err = ri.Delete(ctx, template.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
@@ -80,9 +77,26 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 	return nil
 }
 
-// errCustomResourcesLeft: a CRD's member copy waits for the custom
-// resources atoll withdraws before it goes.
-var errCustomResourcesLeft = errors.New("custom resources atoll propagated are still in the member")
+// errContentsLeft: a member CRD or Namespace waits for the objects atoll
+// propagated under it (custom resources, namespaced objects) to be
+// withdrawn before it goes.
+var errContentsLeft = errors.New("objects atoll propagated are still under it in the member")
+
+// guardDeletion decides the withdrawal of a member object whose deletion
+// takes others with it: a CustomResourceDefinition (every object of its
+// kind) or a Namespace (everything in it). keep: hand it back instead (done
+// here); errContentsLeft: wait. b is nil for a pending withdrawal.
+func (r *reconciler) guardDeletion(ctx context.Context, b client.Object, member *clustercache.Member, ri dynamic.ResourceInterface,
+	obj *unstructured.Unstructured, cluster string) (keep bool, err error) {
+	gk := obj.GroupVersionKind().GroupKind()
+	switch {
+	case interpreter.IsCustomResourceDefinition(gk):
+		return r.crdInUse(ctx, b, member.Dynamic, ri, obj, cluster)
+	case gk.Group == "" && gk.Kind == "Namespace":
+		return r.namespaceInUse(ctx, b, member, ri, obj, cluster)
+	}
+	return false, nil
+}
 
 // crdInUse decides the withdrawal of a member CustomResourceDefinition (b
 // is nil for a pending withdrawal whose binding is gone),
@@ -119,7 +133,7 @@ func (r *reconciler) crdInUse(ctx context.Context, b client.Object, dyn dynamic.
 			return true, r.handBack(ctx, b, ri, crd, cluster)
 		}
 	}
-	return false, fmt.Errorf("withdrawing CustomResourceDefinition %s from cluster %s: %d object(s) of it left: %w", crd.GetName(), cluster, len(list.Items), errCustomResourcesLeft)
+	return false, fmt.Errorf("withdrawing CustomResourceDefinition %s from cluster %s: %d object(s) of it left: %w", crd.GetName(), cluster, len(list.Items), errContentsLeft)
 }
 
 // handBack removes atoll's ownership marks from a member object and leaves

@@ -77,3 +77,15 @@ func NamespaceListed(list []string, ns string) bool {
 	}
 	return false
 }
+
+// NamespaceAutoProvisioned reports whether a control-plane namespace goes
+// to every cluster when no policy claims it (Karmada's namespace sync):
+// not a reserved namespace, not default (every cluster has one), not kube-*
+// (Karmada's default --skipped-propagating-namespaces), and not labelled
+// namespace.karmada.io/skip-auto-propagation: "true".
+func NamespaceAutoProvisioned(name string, labels map[string]string) bool {
+	if name == "default" || strings.HasPrefix(name, "kube-") || NamespaceListed(ReservedNamespaces(), name) {
+		return false
+	}
+	return !strings.EqualFold(labels[policyv1alpha1.NamespaceSkipAutoPropagationLabel], "true")
+}

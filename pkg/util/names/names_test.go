@@ -17,3 +17,28 @@ func TestBindingName(t *testing.T) {
 		})
 	}
 }
+
+func TestNamespaceAutoProvisioned(t *testing.T) {
+	skip := map[string]string{"namespace.karmada.io/skip-auto-propagation": "True"}
+	cases := map[string]struct {
+		name   string
+		labels map[string]string
+		want   bool
+	}{
+		"user namespace":           {"team-a", nil, true},
+		"default":                  {"default", nil, false},
+		"any kube- prefix":         {"kube-flannel", nil, false},
+		"karmada reserved":         {"karmada-system", nil, false},
+		"execution space":          {"karmada-es-member1", nil, false},
+		"atoll's own":              {SystemNamespace, nil, false},
+		"skip label, any case":     {"team-b", skip, false},
+		"skip label set otherwise": {"team-c", map[string]string{"namespace.karmada.io/skip-auto-propagation": "no"}, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := NamespaceAutoProvisioned(tc.name, tc.labels); got != tc.want {
+				t.Errorf("NamespaceAutoProvisioned(%q, %v) = %v, want %v", tc.name, tc.labels, got, tc.want)
+			}
+		})
+	}
+}
