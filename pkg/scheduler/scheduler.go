@@ -37,6 +37,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins"
 	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
+	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -234,15 +235,28 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 	now := metav1.NewTime(r.clock.Now())
 	status.SchedulerObservedGeneration = obj.GetGeneration()
 	status.SchedulerObservedAffinityName = sc.AffinityName
-	if schedErr == nil && (resultChanged || targetChanged || status.LastScheduledTime == nil || rescheduleRequested(spec, status)) {
+	scheduled := schedErr == nil && (resultChanged || targetChanged || status.LastScheduledTime == nil || rescheduleRequested(spec, status))
+	if scheduled {
 		status.LastScheduledTime = &now
 	}
+	prev := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
+	failedAnew := schedErr != nil && (prev == nil || prev.Status != cond.Status || prev.Message != cond.Message)
 	cond.ObservedGeneration = obj.GetGeneration()
 	cond.LastTransitionTime = now
 	meta.SetStatusCondition(&status.Conditions, cond)
 	retry, err := bindingkind.WriteStatus(ctx, r.client, base, status)
 	if err != nil {
 		return resultError, 0, err
+	}
+	if retry == 0 {
+		// Karmada's events, on a new result or a new failure only.
+		switch {
+		case scheduled:
+			events.OnBindingAndTemplate(r.recorder, obj, spec, false, events.ScheduleBindingSucceed, "Schedule",
+				"Binding has been scheduled successfully. Result: %s", resultString(spec.Clusters))
+		case failedAnew:
+			events.OnBindingAndTemplate(r.recorder, obj, spec, true, events.ScheduleBindingFailed, "Schedule", "%s", schedErr.Error())
+		}
 	}
 	if retry > 0 && (a.requeue == 0 || retry < a.requeue) {
 		return result, retry, nil
@@ -473,4 +487,14 @@ func (r *reconciler) optedOut(ctx context.Context, obj client.Object) bool {
 		return false
 	}
 	return policy.GetAnnotations()[rebalance.ModeAnnotation] == rebalance.ModeImmediate
+}
+
+// resultString is a placement as Karmada's schedule event prints it:
+// {member1:2, member2:1}.
+func resultString(clusters []workv1alpha2.TargetCluster) string {
+	parts := make([]string, len(clusters))
+	for i, c := range clusters {
+		parts[i] = fmt.Sprintf("%s:%d", c.Name, c.Replicas)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }

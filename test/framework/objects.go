@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,4 +116,21 @@ func ClusterReadyStatus(cl *clusterv1alpha1.Cluster) metav1.ConditionStatus {
 		return c.Status
 	}
 	return ""
+}
+
+// EventReasons lists the reasons of the events recorded on the object named
+// name in namespace ns (for a cluster-scoped object, "default"), as
+// Karmada's e2e suite finds them: core/v1 Events by involvedObject.name.
+func EventReasons(ctx context.Context, c client.Client, ns, name string) (map[string]string, error) {
+	var list corev1.EventList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range list.Items {
+		if e.InvolvedObject.Name == name {
+			out[e.Reason] = e.Message
+		}
+	}
+	return out, nil
 }

@@ -6,8 +6,15 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/util/events"
 
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -91,6 +98,7 @@ type reconciler struct {
 	interp  *interpreter.Interpreter
 	// finalizer goes on created bindings (Options.BindingFinalizer).
 	finalizer string
+	recorder  recorder.EventRecorder
 
 	mu     sync.Mutex
 	parsed map[types.NamespacedName]parsed
@@ -121,7 +129,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	r := &reconciler{
 		client: mgr.GetClient(), objects: objects, dynamic: dyn, mapper: mgr.GetRESTMapper(), newID: uuid.NewString,
-		interp: opts.Interpreter, finalizer: opts.BindingFinalizer,
+		interp: opts.Interpreter, finalizer: opts.BindingFinalizer, recorder: mgr.GetEventRecorder("atoll-dependencies"),
 		parsed: map[types.NamespacedName]parsed{}, wanted: map[depKey]map[types.NamespacedName]bool{},
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -226,14 +234,24 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	var errs []error
 	keep := map[string]bool{}
+	synced := false
 	for _, d := range deps {
-		wanted, err := r.attach(ctx, &b, d)
+		wanted, wrote, err := r.attach(ctx, &b, d)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		if wanted || err != nil {
 			keep[names.BindingName(d.Kind, d.Name)] = true
 		}
+		synced = synced || wrote
+	}
+	if synced && len(errs) == 0 {
+		// Karmada's events, only when an attached binding was written (a
+		// restart writes none).
+		r.recorder.Eventf(events.Template(&b.Spec), nil, corev1.EventTypeNormal, events.GetDependenciesSucceed, "GetDependencies",
+			"Get dependencies(%s) succeed.", dependencyNames(deps))
+		r.recorder.Eventf(&b, nil, corev1.EventTypeNormal, events.SyncScheduleResultToDependenciesSucceed, "Attach",
+			"Sync schedule results to dependencies succeed.")
 	}
 	var attached workv1alpha2.ResourceBindingList
 	if err := r.client.List(ctx, &attached, client.InNamespace(req.Namespace), client.MatchingFields{IndexRequiredBy: req.Name}); err != nil {
@@ -333,18 +351,18 @@ func (r *reconciler) remember(key types.NamespacedName, deps []Dependency) {
 // attach makes the attached binding of dependency d list b. It reports
 // whether b keeps requiring that binding (false when the dependency does
 // not exist in the control plane).
-func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding, d Dependency) (bool, error) {
+func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding, d Dependency) (wanted, wrote bool, err error) {
 	gv, err := schema.ParseGroupVersion(d.APIVersion)
 	if err != nil {
-		return false, fmt.Errorf("dependency %s %s: apiVersion: %w", d.Kind, d.Name, err)
+		return false, false, fmt.Errorf("dependency %s %s: apiVersion: %w", d.Kind, d.Name, err)
 	}
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(gv.WithKind(d.Kind))
 	if err := r.objects.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: d.Name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return false, nil
+			return false, false, nil
 		}
-		return true, fmt.Errorf("reading %s %s/%s: %w", d.Kind, b.Namespace, d.Name, err)
+		return true, false, fmt.Errorf("reading %s %s/%s: %w", d.Kind, b.Namespace, d.Name, err)
 	}
 	ref := workv1alpha2.ObjectReference{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: b.Namespace, Name: d.Name,
 		UID: obj.UID, ResourceVersion: obj.ResourceVersion}
@@ -363,31 +381,38 @@ func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 		}
 		a.Spec.Resource = ref
 		a.Spec.RequiredBy = []workv1alpha2.BindingSnapshot{snap}
-		if err := r.complete(ctx, &a.Spec, b); err != nil {
-			return true, err
+		conflicts, err := r.complete(ctx, &a.Spec, b)
+		if err != nil {
+			return true, false, err
 		}
 		if err := r.client.Create(ctx, a, client.FieldOwner(names.FieldManager)); err != nil {
-			return true, fmt.Errorf("creating attached binding %s: %w", key, err)
+			return true, false, fmt.Errorf("creating attached binding %s: %w", key, err)
 		}
 		attachedWritten.WithLabelValues("create").Inc()
 		klog.FromContext(ctx).V(1).Info("Attached binding created", "binding", key, "requiredBy", klog.KObj(b))
-		return true, nil
+		r.conflicted(a, conflicts)
+		return true, true, nil
 	}
 	if err != nil {
-		return true, fmt.Errorf("reading binding %s: %w", key, err)
+		return true, false, fmt.Errorf("reading binding %s: %w", key, err)
 	}
 	if !isAttached(&existing) || existing.DeletionTimestamp != nil {
 		// Claimed by its own policy (or someone else's), or on its way
 		// out: its deletion event brings b back here.
-		return true, nil
+		return true, false, nil
 	}
 	updated := existing.DeepCopy()
 	updated.Spec.Resource = ref
 	updated.Spec.RequiredBy = upsert(updated.Spec.RequiredBy, snap)
-	if err := r.complete(ctx, &updated.Spec, b); err != nil {
-		return true, err
+	conflicts, err := r.complete(ctx, &updated.Spec, b)
+	if err != nil {
+		return true, false, err
 	}
-	return true, r.patch(ctx, &existing, updated)
+	wrote, err = r.patch(ctx, &existing, updated)
+	if wrote {
+		r.conflicted(&existing, conflicts)
+	}
+	return true, wrote, err
 }
 
 // detach removes requirer from attached binding a, deleting a when no
@@ -414,7 +439,8 @@ func (r *reconciler) detach(ctx context.Context, a *workv1alpha2.ResourceBinding
 			// permanent id that lets a re-created workload find them again)
 			// until its own template is deleted.
 			updated.Spec.Clusters = nil
-			return r.patch(ctx, a, updated)
+			_, err := r.patch(ctx, a, updated)
+			return err
 		}
 		uid, rv := a.UID, a.ResourceVersion
 		err = r.client.Delete(ctx, a, client.Preconditions{UID: &uid, ResourceVersion: &rv})
@@ -425,10 +451,15 @@ func (r *reconciler) detach(ctx context.Context, a *workv1alpha2.ResourceBinding
 		klog.FromContext(ctx).V(1).Info("Attached binding deleted", "binding", klog.KObj(a))
 		return nil
 	}
-	if err := r.complete(ctx, &updated.Spec, nil); err != nil {
+	conflicts, err := r.complete(ctx, &updated.Spec, nil)
+	if err != nil {
 		return err
 	}
-	return r.patch(ctx, a, updated)
+	if wrote, err := r.patch(ctx, a, updated); err != nil || !wrote {
+		return err
+	}
+	r.conflicted(a, conflicts)
+	return nil
 }
 
 // keepsData reports whether attached binding a must outlive its last
@@ -471,46 +502,81 @@ func (r *reconciler) pruneKept(ctx context.Context, a *workv1alpha2.ResourceBind
 	return nil
 }
 
-func (r *reconciler) patch(ctx context.Context, existing, updated *workv1alpha2.ResourceBinding) error {
+func (r *reconciler) patch(ctx context.Context, existing, updated *workv1alpha2.ResourceBinding) (wrote bool, err error) {
 	if equality.Semantic.DeepEqual(existing.Spec, updated.Spec) {
-		return nil
+		return false, nil
 	}
 	p := client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})
 	if err := r.client.Patch(ctx, updated, p, client.FieldOwner(names.FieldManager)); err != nil {
-		return fmt.Errorf("updating attached binding %s: %w", klog.KObj(existing), err)
+		return false, fmt.Errorf("updating attached binding %s: %w", klog.KObj(existing), err)
 	}
 	attachedWritten.WithLabelValues("update").Inc()
 	klog.FromContext(ctx).V(1).Info("Attached binding updated", "binding", klog.KObj(existing), "clusters", len(updated.Spec.Clusters))
-	return nil
+	return true, nil
 }
 
 // complete derives the rest of an attached binding's spec from requiredBy:
 // clusters is the union of the requirers' clusters (zero replicas);
-// conflictResolution and preserveResourcesOnDeletion are the first
-// requirer's (self, when given, is read instead of the cache).
-func (r *reconciler) complete(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, self *workv1alpha2.ResourceBinding) error {
+// conflictResolution is Overwrite when any requirer's is, and
+// preserveResourcesOnDeletion true when any requirer's is (Karmada's rule;
+// self, when given, is read instead of the cache). It returns the
+// conflicts found between requirers, in Karmada's words, for an event.
+func (r *reconciler) complete(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, self *workv1alpha2.ResourceBinding) ([]string, error) {
 	spec.Clusters = clustersOf(spec.RequiredBy)
 	if len(spec.RequiredBy) == 0 {
-		return nil
+		return nil, nil
 	}
-	first := spec.RequiredBy[0]
-	var fb *workv1alpha2.ResourceBinding
-	if self != nil && self.Name == first.Name {
-		fb = self
-	} else {
-		var b workv1alpha2.ResourceBinding
-		err := r.client.Get(ctx, types.NamespacedName{Namespace: spec.Resource.Namespace, Name: first.Name}, &b)
-		if apierrors.IsNotFound(err) {
-			return nil // its own reconcile removes it
+	var overwrite, abort, preserve, discard, seen bool
+	for _, s := range spec.RequiredBy {
+		rb := self
+		if self == nil || self.Name != s.Name {
+			var b workv1alpha2.ResourceBinding
+			err := r.client.Get(ctx, types.NamespacedName{Namespace: spec.Resource.Namespace, Name: s.Name}, &b)
+			if apierrors.IsNotFound(err) {
+				continue // its own reconcile removes it
+			}
+			if err != nil {
+				return nil, err
+			}
+			rb = &b
 		}
-		if err != nil {
-			return err
+		seen = true
+		if rb.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite {
+			overwrite = true
+		} else {
+			abort = true
 		}
-		fb = &b
+		if rb.Spec.PreserveResourcesOnDeletion != nil && *rb.Spec.PreserveResourcesOnDeletion {
+			preserve = true
+		} else {
+			discard = true
+		}
 	}
-	spec.ConflictResolution = fb.Spec.ConflictResolution
-	spec.PreserveResourcesOnDeletion = fb.Spec.PreserveResourcesOnDeletion
-	return nil
+	if !seen {
+		return nil, nil
+	}
+	spec.ConflictResolution = policyv1alpha1.ConflictAbort
+	if overwrite {
+		spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
+	}
+	spec.PreserveResourcesOnDeletion = &preserve
+	var conflicts []string
+	if overwrite && abort {
+		conflicts = append(conflicts, "ConflictResolution conflicted (Overwrite vs Abort)")
+	}
+	if preserve && discard {
+		conflicts = append(conflicts, "PreserveResourcesOnDeletion conflicted (true vs false)")
+	}
+	return conflicts, nil
+}
+
+// conflicted records Karmada's DependencyPolicyConflict on attached binding
+// a, after a write that resolved conflicting requirers.
+func (r *reconciler) conflicted(a *workv1alpha2.ResourceBinding, conflicts []string) {
+	if len(conflicts) > 0 {
+		r.recorder.Eventf(a, nil, corev1.EventTypeWarning, events.DependencyPolicyConflict, "Attach",
+			"Dependency policy conflict detected: %s.", strings.Join(conflicts, "; "))
+	}
 }
 
 // snapshotOf is b as a requirer: its name and the names of its clusters
@@ -636,4 +702,13 @@ func (r *reconciler) recordInterpretation(ctx context.Context, b *workv1alpha2.R
 		werr = fmt.Errorf("binding %s changed while its Interpreted condition was written; retrying", klog.KObj(b))
 	}
 	return werr
+}
+
+// dependencyNames lists dependencies as Kind/name for an event.
+func dependencyNames(deps []Dependency) string {
+	out := make([]string, len(deps))
+	for i, d := range deps {
+		out[i] = d.Kind + "/" + d.Name
+	}
+	return strings.Join(out, ", ")
 }

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
@@ -111,6 +112,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		resources: map[schema.GroupVersionResource]*watched{},
 		byGK:      map[schema.GroupKind]*watched{},
 		created:   newCreatedBindings(),
+		recorder:  mgr.GetEventRecorder("atoll-detector"),
 	}
 	if err := mgr.AddReadyzCheck(Name, d.readyz); err != nil {
 		return fmt.Errorf("detector: readiness check: %w", err)
@@ -130,6 +132,7 @@ type Detector struct {
 	elected   <-chan struct{}
 	newID     func() string
 	clock     clock.PassiveClock
+	recorder  recorder.EventRecorder
 
 	queue priorityqueue.PriorityQueue[item]
 	ready atomic.Bool

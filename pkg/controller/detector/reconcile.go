@@ -314,6 +314,7 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 			return err
 		}
 		in.Workload = workload{Replicas: replicas, Requirements: requirements}
+		in.ReplicasRead = interpretErr == nil
 		in.Resource.UID, in.Resource.ResourceVersion = full.GetUID(), full.GetResourceVersion()
 		in.Fingerprint = withVersion(fingerprint(full), version)
 	} else if full != nil {
@@ -336,11 +337,13 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 			meta.Finalizers = []string{d.opts.BindingFinalizer}
 		}
 		if err := d.client.Create(ctx, obj, client.FieldOwner(fieldManager)); err != nil {
+			d.policyApplied(w, m, p, in, err)
 			return fmt.Errorf("creating binding %s: %w", klog.KObj(obj), err)
 		}
 		d.created.add(key, d.clock.Now())
 		bindingsWritten.WithLabelValues("create").Inc()
 		d.log.V(1).Info("Binding created", "binding", klog.KObj(obj), "policy", policyRef(p))
+		d.policyApplied(w, m, p, in, nil)
 		return d.recordInterpretation(ctx, obj, interpretErr)
 	}
 	updated := existing.DeepCopyObject().(client.Object)
@@ -351,10 +354,14 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 	}
 	patch := client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})
 	if err := d.client.Patch(ctx, updated, patch, client.FieldOwner(fieldManager)); err != nil {
+		if !apierrors.IsConflict(err) {
+			d.policyApplied(w, m, p, in, err)
+		}
 		return fmt.Errorf("updating binding %s: %w", klog.KObj(updated), err)
 	}
 	bindingsWritten.WithLabelValues("update").Inc()
 	d.log.V(1).Info("Binding updated", "binding", klog.KObj(updated), "policy", policyRef(p))
+	d.policyApplied(w, m, p, in, nil)
 	return d.recordInterpretation(ctx, updated, interpretErr)
 }
 

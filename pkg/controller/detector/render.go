@@ -21,7 +21,10 @@ type bindingInput struct {
 	// Fingerprint of that template version.
 	Fingerprint string
 	Workload    workload
-	Policy      *Policy
+	// ReplicasRead: Workload was read from the template this time (not
+	// kept from the binding).
+	ReplicasRead bool
+	Policy       *Policy
 	// Cluster is true for a ClusterResourceBinding (cluster-scoped
 	// template).
 	Cluster bool

@@ -63,7 +63,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	// Overrides apply to the rendered manifest, before atoll's own metadata
 	// (so no override can detach the object from its binding) and before
 	// hashing (so a policy change rewrites exactly the objects it changes).
-	desired, err = r.override(ctx, desired, cluster, overrides)
+	desired, appliedOverrides, err := r.override(ctx, desired, cluster, overrides)
 	if err != nil {
 		// A policy that cannot apply is the user's to fix; its change
 		// enqueues the binding again, so there is no retry here. The member
@@ -159,7 +159,8 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "TookOver", "Apply", "%s", tookOver)
 	}
 	res.item.Applied, res.item.AppliedMessage = true, tookOver
-	res.current = true
+	res.current, res.written = true, true
+	r.overridesApplied(spec, cluster, appliedOverrides)
 	r.observe(ctx, &res, applied, rule)
 	return res
 }

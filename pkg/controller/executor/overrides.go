@@ -13,8 +13,10 @@ import (
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/overridemanager"
 	"github.com/atoll-dev/atoll/pkg/tenancy"
+	"github.com/atoll-dev/atoll/pkg/util/events"
 )
 
 // overridePolicies are the override policies that may apply to one
@@ -69,22 +71,36 @@ func (r *reconciler) overridePolicies(ctx context.Context, template *unstructure
 // override applies the override policies for cluster to desired and records
 // the applied policies in the applied-overrides annotations. The error
 // names the policy and the path that failed.
-func (r *reconciler) override(ctx context.Context, desired *unstructured.Unstructured, cluster string, policies *overridePolicies) (*unstructured.Unstructured, error) {
+func (r *reconciler) override(ctx context.Context, desired *unstructured.Unstructured, cluster string, policies *overridePolicies) (*unstructured.Unstructured, []overridemanager.Applied, error) {
 	if policies.empty() {
-		return desired, nil
+		return desired, nil, nil
 	}
 	var c clusterv1alpha1.Cluster
 	if err := r.client.Get(ctx, types.NamespacedName{Name: cluster}, &c); err != nil {
-		return nil, fmt.Errorf("cluster %s: reading the Cluster for overrides: %w", cluster, err)
+		return nil, nil, fmt.Errorf("cluster %s: reading the Cluster for overrides: %w", cluster, err)
 	}
 	out, applied, err := overridemanager.Apply(desired, &c, policies.cluster, policies.namespaced)
 	if err != nil {
-		return nil, fmt.Errorf("cluster %s: %w", cluster, err)
+		return nil, nil, fmt.Errorf("cluster %s: %w", cluster, err)
 	}
 	if len(applied) > 0 {
 		out.SetAnnotations(merge(out.GetAnnotations(), overridemanager.Annotations(applied)))
 	}
-	return out, nil
+	return out, applied, nil
+}
+
+// overridesApplied records Karmada's ApplyOverridePolicySucceed on the
+// template for each policy that changed what was just written to cluster.
+func (r *reconciler) overridesApplied(spec *workv1alpha2.ResourceBindingSpec, cluster string, applied []overridemanager.Applied) {
+	for _, a := range applied {
+		if a.PolicyKind == policyv1alpha1.ResourceKindClusterOverridePolicy {
+			r.recorder.Eventf(events.Template(spec), nil, corev1.EventTypeNormal, events.ApplyOverridePolicySucceed, "Override",
+				"Apply cluster override policy(%s) for cluster(%s) succeed.", a.PolicyName, cluster)
+			continue
+		}
+		r.recorder.Eventf(events.Template(spec), nil, corev1.EventTypeNormal, events.ApplyOverridePolicySucceed, "Override",
+			"Apply override policy(%s/%s) for cluster(%s) succeed.", a.Namespace, a.PolicyName, cluster)
+	}
 }
 
 func (r *reconciler) overrideFailed(b client.Object, cluster string, err error) {

@@ -71,10 +71,10 @@ func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *w
 // aggregateTemplateStatus writes the members' summed status onto the
 // template when it differs from what the template shows.
 func (r *reconciler) aggregateTemplateStatus(ctx context.Context, key types.NamespacedName, recordedRV string, template *unstructured.Unstructured, gvr schema.GroupVersionResource,
-	items []workv1alpha2.AggregatedStatusItem, allCurrent bool) error {
+	items []workv1alpha2.AggregatedStatusItem, allCurrent bool) (written bool, err error) {
 	want, err := r.interp.AggregateStatus(ctx, template, items, allCurrent)
 	if err != nil || want == nil {
-		return err
+		return false, err
 	}
 	have, _, _ := unstructured.NestedMap(template.Object, "status")
 	changed := false
@@ -85,25 +85,25 @@ func (r *reconciler) aggregateTemplateStatus(ctx context.Context, key types.Name
 		}
 	}
 	if !changed {
-		return nil
+		return false, nil
 	}
 	body, err := json.Marshal(map[string]any{"status": want})
 	if err != nil {
-		return err
+		return false, err
 	}
 	updated, err := r.dynamic.Resource(gvr).Namespace(template.GetNamespace()).Patch(ctx, template.GetName(), types.MergePatchType, body,
 		metav1.PatchOptions{FieldManager: names.FieldManager}, "status")
 	if apierrors.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("aggregating status onto %s %s: %w", template.GetKind(), klog.KObj(template), err)
+		return false, fmt.Errorf("aggregating status onto %s %s: %w", template.GetKind(), klog.KObj(template), err)
 	}
 	// The status write bumps the template's resourceVersion, not what the
 	// binding records; cache the written object so the next comparison sees
 	// this status without reading the template again.
 	r.templates.Put(key, recordedRV, updated)
-	return nil
+	return true, nil
 }
 
 // maxReflectedStatus bounds the member status one binding status item

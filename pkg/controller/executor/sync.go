@@ -27,6 +27,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
+	"github.com/atoll-dev/atoll/pkg/util/events"
 )
 
 // clusterResult is the outcome of one cluster's sync.
@@ -34,6 +35,8 @@ type clusterResult struct {
 	item workv1alpha2.AggregatedStatusItem
 	// current: the member runs the manifest of the current template.
 	current bool
+	// written: this sync applied the manifest to the member.
+	written bool
 	// reflected is the member object's whole reflected status as JSON, for
 	// aggregation (item.Status may carry a note instead when it is too
 	// large for the binding).
@@ -182,7 +185,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 
 	// The template's status is aggregated before the binding's is written,
 	// so that a failing aggregation script shows in the same write.
-	aggErr := r.aggregateTemplateStatus(ctx, key, spec.Resource.ResourceVersion, template, gvr, reflected, allCurrent && allApplied && !suspended)
+	aggregated, aggErr := r.aggregateTemplateStatus(ctx, key, spec.Resource.ResourceVersion, template, gvr, reflected, allCurrent && allApplied && !suspended)
 	if _, ok := interpreter.AsError(aggErr); ok {
 		if interpretErr == nil {
 			interpretErr = aggErr
@@ -192,6 +195,14 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	}
 	interpreter.RecordFailure(&newStatus.Conditions, b.GetGeneration(), interpretErr, executorOperations...)
 
+	if aggErr == nil && aggregated {
+		events.OnBindingAndTemplate(r.recorder, b, spec, false, events.AggregateStatusSucceed, "AggregateStatus",
+			"Update resource with AggregatedStatus successfully.")
+	}
+	if wrote := written(results); wrote > 0 && len(errs) == 0 {
+		events.OnBindingAndTemplate(r.recorder, b, spec, false, events.SyncWorkSucceed, "Sync",
+			"Sync work of %s(%s) successful: applied to %d cluster(s).", r.kind.Kind.Kind(), key, wrote)
+	}
 	if !equality.Semantic.DeepEqual(status, newStatus) {
 		wait, err := r.writeStatus(ctx, b, newStatus)
 		if err != nil {
@@ -391,4 +402,15 @@ func summarize(old *workv1alpha2.ResourceBindingStatus, results []clusterResult,
 	meta.SetStatusCondition(&st.Conditions, cond)
 	meta.RemoveStatusCondition(&st.Conditions, workv1alpha2.Released)
 	return out
+}
+
+// written counts the clusters this sync applied to.
+func written(results []clusterResult) int {
+	n := 0
+	for _, res := range results {
+		if res.written {
+			n++
+		}
+	}
+	return n
 }

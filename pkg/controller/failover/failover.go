@@ -34,6 +34,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
+	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -397,6 +398,8 @@ func (r *reconciler) evict(ctx context.Context, obj client.Object, due []want, n
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "Evicted", "Failover",
 			"Evicting from cluster %s (%s, purge mode %s): %s", w.req.Cluster, w.req.Reason,
 			policyv1alpha1.NormalizePurgeMode(w.req.PurgeMode), w.req.Message)
+		events.OnBindingAndTemplate(r.recorder, obj, r.kind.Spec(obj), false, events.EvictWorkloadFromClusterSucceed, "Failover",
+			"Evict from cluster %s succeed.", w.req.Cluster)
 	}
 	return r.setBlocked(ctx, obj, nil)
 }

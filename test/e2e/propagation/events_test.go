@@ -1,0 +1,65 @@
+package propagation
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/util/events"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+// TestKarmadaEvents: the events Karmada records on a template and its
+// binding as it propagates, under Karmada's reasons, so that tools (and
+// Karmada's own e2e specs) that look for them find them.
+func TestKarmadaEvents(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	ns := "karmada-events"
+	framework.CreateNamespace(t, c, ns)
+	overrider := policyv1alpha1.Overriders{LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{
+		{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"tier": "edge"}}}}
+	framework.Create(t, c,
+		utiltesting.MakeDeployment("web", ns).Replicas(2).Obj(),
+		utiltesting.MakePropagationPolicy("web", ns).ClusterNames(members...).Select("apps/v1", "Deployment", "web").Obj(),
+		utiltesting.MakeOverridePolicy("web", ns).Select("apps/v1", "Deployment", "web").
+			Rule(&policyv1alpha1.ClusterAffinity{ClusterNames: []string{members[0]}}, overrider).Obj(),
+		// Placed on a cluster that does not exist: unschedulable.
+		utiltesting.MakeDeployment("nowhere", ns).Replicas(1).Obj(),
+		utiltesting.MakePropagationPolicy("nowhere", ns).ClusterNames("no-such-cluster").Select("apps/v1", "Deployment", "nowhere").Obj(),
+	)
+
+	want := map[string][]string{
+		"web": {events.ApplyPolicySucceed, events.GetReplicasSucceed, events.ScheduleBindingSucceed, events.ApplyOverridePolicySucceed,
+			events.SyncWorkSucceed, events.AggregateStatusSucceed},
+		names.BindingName("Deployment", "web"):     {events.ScheduleBindingSucceed, events.SyncWorkSucceed, events.AggregateStatusSucceed},
+		"nowhere":                                  {events.ApplyPolicySucceed, events.ScheduleBindingFailed},
+		names.BindingName("Deployment", "nowhere"): {events.ScheduleBindingFailed},
+	}
+	for object, reasons := range want {
+		framework.Eventually(t, 90*time.Second, "events "+strings.Join(reasons, ", ")+" on "+object, func() (bool, string) {
+			have, err := framework.EventReasons(ctx, c, ns, object)
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, r := range reasons {
+				if _, ok := have[r]; !ok {
+					return false, "missing " + r + "; have " + strings.Join(slices.Sorted(maps.Keys(have)), ", ")
+				}
+			}
+			return true, ""
+		})
+	}
+	have, _ := framework.EventReasons(ctx, c, ns, "web")
+	if msg := have[events.ApplyOverridePolicySucceed]; !strings.Contains(msg, "override policy("+ns+"/web) for cluster("+members[0]+")") {
+		t.Errorf("ApplyOverridePolicySucceed says %q", msg)
+	}
+	if msg := have[events.ApplyPolicySucceed]; msg != "Apply policy("+ns+"/web) succeed" {
+		t.Errorf("ApplyPolicySucceed says %q", msg)
+	}
+}
