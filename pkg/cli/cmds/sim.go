@@ -26,6 +26,8 @@ type SimCluster struct {
 	MaxPods    int
 	// PodReadyDelay is how long the simulated kubelet takes a pod to Ready.
 	PodReadyDelay time.Duration
+	// JobPodRunTime is how long a Job's pod runs before it succeeds.
+	JobPodRunTime time.Duration
 
 	HPASyncPeriod             time.Duration
 	HPADownscaleStabilization time.Duration
@@ -134,6 +136,7 @@ goes to the federation instead of simulated workloads.`,
 	fs.Var(quantityValue{&cfg.NodeMemory}, "node-memory", "memory capacity of each node")
 	fs.IntVar(&cfg.MaxPods, "max-pods", 110, "pod capacity of each node")
 	fs.DurationVar(&cfg.PodReadyDelay, "pod-ready-delay", time.Second, "how long the simulated kubelet takes a scheduled pod to Running and Ready")
+	fs.DurationVar(&cfg.JobPodRunTime, "job-pod-run-time", 5*time.Second, "how long a pod a Job owns runs before its containers exit 0 and it succeeds (0: Job pods run until deleted)")
 	fs.DurationVar(&cfg.HPASyncPeriod, "hpa-sync-period", 5*time.Second, "period of the horizontal pod autoscaler controller")
 	fs.DurationVar(&cfg.HPADownscaleStabilization, "hpa-downscale-stabilization", 30*time.Second, "downscale stabilization window of the horizontal pod autoscaler controller")
 	fs.StringVar(&cfg.Region, "region", "", "region of the member (topology.kubernetes.io/region of its nodes)")
@@ -161,6 +164,8 @@ func (c *SimCluster) validate() error {
 		return fmt.Errorf("--node-memory %s: must be positive", c.NodeMemory.String())
 	case c.PodReadyDelay < 0:
 		return fmt.Errorf("--pod-ready-delay %v: must not be negative", c.PodReadyDelay)
+	case c.JobPodRunTime < 0:
+		return fmt.Errorf("--job-pod-run-time %v: must not be negative", c.JobPodRunTime)
 	case c.HPASyncPeriod <= 0:
 		return fmt.Errorf("--hpa-sync-period %v: must be positive", c.HPASyncPeriod)
 	case c.HPADownscaleStabilization < 0:

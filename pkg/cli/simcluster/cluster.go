@@ -23,6 +23,7 @@ func Cluster(ctx context.Context, cfg *cmds.SimCluster) error {
 		NodeMemory:         cfg.NodeMemory,
 		MaxPods:            cfg.MaxPods,
 		PodReadyDelay:      cfg.PodReadyDelay,
+		JobPodRunTime:      cfg.JobPodRunTime,
 		Region:             cfg.Region,
 		Zone:               cfg.Zone,
 		Provider:           cfg.Provider,

@@ -26,6 +26,9 @@ type Options struct {
 	Nodes NodeSpec
 	// PodReadyDelay is how long a bound pod takes to become Running and Ready.
 	PodReadyDelay time.Duration
+	// JobPodRunTime is how long a pod a Job owns runs before it exits 0
+	// (Succeeded); 0 means it runs until deleted like any other.
+	JobPodRunTime time.Duration
 	// Workers bounds concurrent pod status writes.
 	Workers int
 	Clock   clock.Clock
@@ -181,10 +184,16 @@ func (k *Kubelet) sync(ctx context.Context, key types.NamespacedName) (time.Dura
 		}
 		return 0, err
 	}
-	if pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return 0, nil
 	}
 	now := k.opts.Clock.Now()
+	if pod.Status.Phase == corev1.PodRunning {
+		return k.finishJobPod(ctx, pod, now)
+	}
+	if image, ok := unpullableImage(pod); ok {
+		return 0, k.failPull(ctx, pod, image, now)
+	}
 	k.mu.Lock()
 	seen, ok := k.firstSeen[pod.UID]
 	if !ok {

@@ -42,6 +42,8 @@ type Options struct {
 	NodeMemory    resource.Quantity
 	MaxPods       int
 	PodReadyDelay time.Duration
+	// JobPodRunTime: how long a Job's pod runs before it succeeds.
+	JobPodRunTime time.Duration
 	Region        string
 	Zone          string
 	Provider      string
@@ -160,6 +162,7 @@ func runWorkloadComponents(runCtx context.Context, opts Options, dir string, cp 
 			MaxPods: opts.MaxPods, Region: opts.Region, Zone: opts.Zone, Provider: opts.Provider,
 		},
 		PodReadyDelay: opts.PodReadyDelay,
+		JobPodRunTime: opts.JobPodRunTime,
 	})
 	kubeletDone := make(chan error, 1)
 	go func() { kubeletDone <- kl.Run(runCtx) }()
