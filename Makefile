@@ -14,7 +14,7 @@ LDFLAGS := -X $(VERSION_PKG).gitVersion=$(KUBE_VERSION) -X $(VERSION_PKG).gitMaj
            -X $(VERSION_PKG).gitMinor=$(KUBE_MINOR) -X $(VERSION_PKG).gitTreeState=clean \
            -X $(VERSION_PKG).gitCommit=$(ATOLL_VERSION)
 
-.PHONY: all build run test unit integration verify lint generate bench clean
+.PHONY: all build run test unit integration verify lint generate bench karmada-e2e clean
 
 all: build
 
@@ -56,6 +56,11 @@ generate:
 # Heavy measurements run on purpose, not in `make test`.
 bench: build
 	ATOLL_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m ./bench/...
+
+# Karmada's own e2e suite against `atoll up --members 3` (most of an hour;
+# docs/karmada-compat.md). Results in _output/karmada-e2e/summary.md.
+karmada-e2e:
+	test/karmada-e2e/run.sh
 
 clean:
 	rm -rf bin

@@ -91,7 +91,7 @@ func podRequirements(t *corev1.PodTemplateSpec) *workv1alpha2.ReplicaRequirement
 	if requests == nil && claim == nil {
 		return nil
 	}
-	return &workv1alpha2.ReplicaRequirements{NodeClaim: claim, ResourceRequest: requests}
+	return &workv1alpha2.ReplicaRequirements{NodeClaim: claim, ResourceRequest: requests, PriorityClassName: spec.PriorityClassName}
 }
 
 func nodeClaim(spec *corev1.PodSpec) *workv1alpha2.NodeClaim {

@@ -313,6 +313,11 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		} else if err != nil {
 			return err
 		}
+		if interpretErr == nil && requirements != nil && requirements.Namespace == "" {
+			// As Karmada's detector: interpreters read a pod template,
+			// which has no namespace.
+			requirements.Namespace = m.Namespace
+		}
 		in.Workload = workload{Replicas: replicas, Requirements: requirements}
 		in.ReplicasRead = interpretErr == nil
 		in.Resource.UID, in.Resource.ResourceVersion = full.GetUID(), full.GetResourceVersion()
