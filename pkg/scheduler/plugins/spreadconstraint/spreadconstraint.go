@@ -15,7 +15,11 @@
 //
 //  1. Walk the clusters in rank order and take a cluster when it opens a
 //     new group for a constraint that still has fewer than minGroups
-//     groups, and opens no group beyond any constraint's maxGroups.
+//     groups, and opens no group beyond any constraint's maxGroups. A
+//     group of a region, zone, provider or label constraint that is still
+//     needed gets its cluster even beyond the cluster constraint's
+//     maxGroups, as in Karmada (cluster maxGroups 1 with region
+//     minGroups 2 picks one cluster in each of two regions).
 //  2. Walk again and take every other cluster that opens no group beyond
 //     any maxGroups (maxGroups 0 is unbounded). With spreadByField cluster
 //     and maxGroups n, that is the n best clusters; with region maxGroups
@@ -107,16 +111,26 @@ func (SpreadConstraint) Select(_ context.Context, sc *framework.SchedulingContex
 	for i := range chosen {
 		chosen[i] = map[string]bool{}
 	}
-	fits := func(cl *clusterv1alpha1.Cluster) bool {
+	// fits: cl opens no group beyond a maxGroups; overCluster ignores the
+	// cluster constraint's (a needed region gets its cluster anyway).
+	fits := func(cl *clusterv1alpha1.Cluster, overCluster bool) bool {
 		for i, c := range constraints {
+			if overCluster && c.SpreadByField == policyv1alpha1.SpreadByFieldCluster {
+				continue
+			}
 			if g := GroupOf(cl, c); !chosen[i][g] && c.MaxGroups > 0 && int32(len(chosen[i])) >= c.MaxGroups {
 				return false
 			}
 		}
 		return true
 	}
-	opensNeeded := func(cl *clusterv1alpha1.Cluster) bool {
+	// opensNeeded: cl opens a group a constraint still needs for its
+	// minGroups (other than the cluster constraint, with topology).
+	opensNeeded := func(cl *clusterv1alpha1.Cluster, topology bool) bool {
 		for i, c := range constraints {
+			if topology && c.SpreadByField == policyv1alpha1.SpreadByFieldCluster {
+				continue
+			}
 			if g := GroupOf(cl, c); !chosen[i][g] && int32(len(chosen[i])) < c.MinGroups {
 				return true
 			}
@@ -133,12 +147,12 @@ func (SpreadConstraint) Select(_ context.Context, sc *framework.SchedulingContex
 		}
 	}
 	for i, cl := range ranked {
-		if opensNeeded(cl) && fits(cl) {
+		if opensNeeded(cl, false) && fits(cl, opensNeeded(cl, true)) {
 			take(i)
 		}
 	}
 	for i, cl := range ranked {
-		if !taken[i] && fits(cl) {
+		if !taken[i] && fits(cl, false) {
 			take(i)
 		}
 	}

@@ -98,10 +98,20 @@ func TestSelect(t *testing.T) {
 			only:      []string{"a", "b", "c", "e"},
 			wantMsg:   `spread constraint label "team": minGroups 4 but only 3 values of label "team" have feasible clusters`,
 		},
-		"constraints that cannot hold together": {
+		"region minGroups beyond the cluster maxGroups: one cluster per region, as Karmada": {
 			placement: utiltesting.MakePlacement().SpreadBy(policyv1alpha1.SpreadByFieldRegion, 3, 0).
 				SpreadBy(policyv1alpha1.SpreadByFieldCluster, 1, 2).Obj(),
-			wantMsg: "spread constraint region: minGroups 3 but only 2 regions could be selected within the maxGroups of the other constraints",
+			want: []string{"a", "c", "e"},
+		},
+		"Karmada's spread-by-region case: cluster maxGroups 1, region minGroups and maxGroups 2": {
+			placement: utiltesting.MakePlacement().SpreadBy(policyv1alpha1.SpreadByFieldCluster, 1, 1).
+				SpreadBy(policyv1alpha1.SpreadByFieldRegion, 2, 2).Obj(),
+			want: []string{"a", "c"},
+		},
+		"constraints that cannot hold together": {
+			placement: utiltesting.MakePlacement().SpreadBy(policyv1alpha1.SpreadByFieldRegion, 2, 0).
+				SpreadBy(policyv1alpha1.SpreadByFieldZone, 1, 1).Obj(),
+			wantMsg: "spread constraint region: minGroups 2 but only 1 region could be selected within the maxGroups of the other constraints",
 		},
 	}
 	for name, tc := range cases {
