@@ -136,6 +136,14 @@ func TestSpreadConstraints(t *testing.T) {
 	framework.CreateAndCleanup(t, c, byLabel)
 	waitScheduled(t, c, byLabel, "sp-1:1 sp-3:1")
 
+	// Karmada's spread-by-region spec: one cluster at most, two regions
+	// exactly. The regions win: the best cluster of each.
+	karmadaCase := utiltesting.MakeBinding("sp-karmada-deployment", namespace).Resource("apps/v1", "Deployment", "sp-karmada").Replicas(1).
+		Placement(utiltesting.MakePlacement().MatchLabels(sel).
+			SpreadBy(policyv1alpha1.SpreadByFieldCluster, 1, 1).SpreadBy(policyv1alpha1.SpreadByFieldRegion, 2, 2).Obj()).Obj()
+	framework.CreateAndCleanup(t, c, karmadaCase)
+	waitScheduled(t, c, karmadaCase, "sp-1:1 sp-3:1")
+
 	// Three regions wanted, two exist: Unschedulable until a third appears.
 	three := utiltesting.MakeBinding("sp-three-deployment", namespace).Resource("apps/v1", "Deployment", "sp-three").Replicas(1).
 		Placement(utiltesting.MakePlacement().MatchLabels(sel).SpreadBy(policyv1alpha1.SpreadByFieldRegion, 3, 0).
