@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -110,11 +111,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			recorder: mgr.GetEventRecorder("atoll-scheduler")}
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named("scheduler-"+strings.ToLower(k.Kind())).
-			For(k.NewObject(), builder.WithPredicates(needsScheduling(k))).
+			Watches(k.NewObject(), byPriority(k), builder.WithPredicates(needsScheduling(k))).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			Watches(&tenancyv1alpha1.Tenant{}, r.tenantHandler()).
 			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), k.NewList)).
-			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection()}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection(),
+				UsePriorityQueue: new(true)}).
 			Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 		if err != nil {
 			return fmt.Errorf("setting up the %s scheduler: %w", k.Kind(), err)
@@ -497,4 +499,36 @@ func resultString(clusters []workv1alpha2.TargetCluster) string {
 		parts[i] = fmt.Sprintf("%s:%d", c.Name, c.Replicas)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// byPriority enqueues a binding's own events at its
+// spec.schedulePriority.priority, so that of the bindings waiting, the
+// higher-priority ones are scheduled first (Karmada's priority-based
+// scheduling; the detector resolves the policy's PriorityClass). Cluster
+// and tenant changes enqueue at the default priority 0.
+func byPriority(k bindingkind.Kind) handler.EventHandler {
+	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)}
+		pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
+		if !ok {
+			q.Add(req)
+			return
+		}
+		priority := 0
+		if sp := k.Spec(o).SchedulePriority; sp != nil {
+			priority = int(sp.Priority)
+		}
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, req)
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.ObjectNew, q)
+		},
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+	}
 }

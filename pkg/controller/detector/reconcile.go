@@ -281,6 +281,12 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 	interp := d.opts.Interpreter
 	version := interp.Version(ctx, w.GVK(), interpreter.ReplicaResource)
 	in.Fingerprint = withVersion(in.Fingerprint, version)
+	priority, err := d.schedulePriority(ctx, p)
+	if err != nil {
+		d.policyApplied(w, m, p, in, err)
+		return err
+	}
+	in.SchedulePriority = priority
 	var interpretErr error
 	if existing != nil && existing.GetAnnotations()[TemplateFingerprintAnnotation] == in.Fingerprint &&
 		bindingSpec(existing).Resource.UID == m.UID {

@@ -25,6 +25,9 @@ type bindingInput struct {
 	// kept from the binding).
 	ReplicasRead bool
 	Policy       *Policy
+	// SchedulePriority is the policy's schedulePriority resolved to its
+	// PriorityClass's value (nil: none).
+	SchedulePriority *workv1alpha2.SchedulePriority
 	// Cluster is true for a ClusterResourceBinding (cluster-scoped
 	// template).
 	Cluster bool
@@ -33,7 +36,7 @@ type bindingInput struct {
 // renderBinding makes meta and spec carry what the detector owns for in,
 // leaving what others own alone: spec.clusters (scheduler),
 // gracefulEvictionTasks, requiredBy, rescheduleTriggeredAt, components,
-// schedulePriority, workloadAffinityGroups, suspension.scheduling, status,
+// workloadAffinityGroups, suspension.scheduling, status,
 // and labels, annotations and owner references the detector does not set.
 // newID makes the binding's permanent id when it has none yet.
 func renderBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec, in bindingInput, newID func() string) {
@@ -88,6 +91,7 @@ func renderBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSp
 	spec.ConflictResolution = ps.ConflictResolution
 	spec.PreserveResourcesOnDeletion = copyBool(ps.PreserveResourcesOnDeletion)
 	spec.Suspension = suspension(ps.Suspension, spec.Suspension)
+	spec.SchedulePriority = in.SchedulePriority.DeepCopy()
 }
 
 // suspension is the policy's suspension with the binding's own
