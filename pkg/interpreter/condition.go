@@ -63,6 +63,18 @@ func ReplicasUnknown(conditions []metav1.Condition) bool {
 // operation's result keys the cache by it, so that a changed customization
 // is run again.
 func (i *Interpreter) Version(ctx context.Context, gvk schema.GroupVersionKind, op Operation) string {
+	if op == DependencyInterpretation {
+		// Every customization's script counts (see Dependencies).
+		all, err := i.scripts(ctx, gvk, op)
+		if err != nil {
+			return ""
+		}
+		parts := make([]string, len(all))
+		for n, c := range all {
+			parts[n] = c.customization + "@" + c.resourceVersion
+		}
+		return strings.Join(parts, ",")
+	}
 	c, err := i.script(ctx, gvk, op)
 	if err != nil || c == nil {
 		return ""

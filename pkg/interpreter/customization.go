@@ -59,21 +59,33 @@ func NewCustomizations(source Source, limits script.Limits) *Customizations {
 // lookup returns the script for op of the first customization (by name, as
 // Karmada merges several) targeting gvk that has one; nil when none does.
 func (c *Customizations) lookup(ctx context.Context, gvk schema.GroupVersionKind, op Operation) (*compiled, error) {
+	all, err := c.lookupAll(ctx, gvk, op)
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	return all[0], nil
+}
+
+// lookupAll returns op's scripts of every customization targeting gvk, by
+// name (Karmada runs every dependencyInterpretation script and unites the
+// results).
+func (c *Customizations) lookupAll(ctx context.Context, gvk schema.GroupVersionKind, op Operation) ([]*compiled, error) {
 	list, err := c.source.ForKind(ctx, gvk)
 	if err != nil {
 		return nil, fmt.Errorf("listing ResourceInterpreterCustomizations for %s: %w", gvk, err)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	var out []*compiled
 	for i := range list {
 		ric := &list[i]
 		if ric.Spec.Target.APIVersion != gvk.GroupVersion().String() || ric.Spec.Target.Kind != gvk.Kind {
 			continue
 		}
 		if src := scriptOf(&ric.Spec.Customizations, op); src != "" {
-			return c.compiledOp(ric, op, src), nil
+			out = append(out, c.compiledOp(ric, op, src))
 		}
 	}
-	return nil, nil
+	return out, nil
 }
 
 func (c *Customizations) compiledOp(ric *configv1alpha1.ResourceInterpreterCustomization, op Operation, src string) *compiled {

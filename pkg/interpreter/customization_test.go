@@ -188,3 +188,41 @@ func TestScriptMayNotChangeIdentity(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestDependenciesOfSeveralCustomizations: every customization's
+// dependencyInterpretation runs and the results are united, as Karmada does
+// (its e2e applies one for ServiceAccounts and one for ConfigMaps).
+func TestDependenciesOfSeveralCustomizations(t *testing.T) {
+	ctx := context.Background()
+	ric := func(name, lua string) configv1alpha1.ResourceInterpreterCustomization {
+		return configv1alpha1.ResourceInterpreterCustomization{
+			ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"},
+			Spec: configv1alpha1.ResourceInterpreterCustomizationSpec{
+				Target:         configv1alpha1.CustomizationTarget{APIVersion: "apps.example.io/v1alpha1", Kind: "Rollout"},
+				Customizations: configv1alpha1.CustomizationRules{DependencyInterpretation: &configv1alpha1.LuaScript{LuaScript: lua}},
+			},
+		}
+	}
+	sa := ric("b-sa", `function GetDependencies(o)
+  return {{apiVersion = 'v1', kind = 'ServiceAccount', namespace = o.metadata.namespace, name = o.spec.template.spec.serviceAccountName}}
+end`)
+	cm := ric("a-cm", `function GetDependencies(o)
+  return {{apiVersion = 'v1', kind = 'ConfigMap', namespace = o.metadata.namespace, name = 'web-config'},
+          {apiVersion = 'v1', kind = 'ServiceAccount', namespace = o.metadata.namespace, name = 'robot'}}
+end`)
+	i := New(NewCustomizations(staticSource{sa, cm}, script.DefaultLimits))
+	deps, err := i.Dependencies(ctx, rollout(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Dependency{
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "web-config"},
+		{APIVersion: "v1", Kind: "ServiceAccount", Namespace: "shop", Name: "robot"},
+	}
+	if diff := cmp.Diff(want, deps); diff != "" {
+		t.Errorf("dependencies (-want +got):\n%s", diff)
+	}
+	if v := i.Version(ctx, rollout(1).GroupVersionKind(), DependencyInterpretation); v != "a-cm@1,b-sa@1" {
+		t.Errorf("Version = %q, want both customizations", v)
+	}
+}

@@ -22,7 +22,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -238,15 +240,38 @@ func (i *Interpreter) AggregateStatus(ctx context.Context, template *unstructure
 }
 
 // Dependencies lists what obj needs in the clusters it runs in.
+// With customizations, every one's dependencyInterpretation script runs and
+// their results are united (Karmada's rule); the native ones then do not
+// count.
 func (i *Interpreter) Dependencies(ctx context.Context, obj *unstructured.Unstructured) ([]Dependency, error) {
-	c, err := i.script(ctx, obj.GroupVersionKind(), DependencyInterpretation)
+	scripts, err := i.scripts(ctx, obj.GroupVersionKind(), DependencyInterpretation)
 	if err != nil {
 		return nil, err
 	}
-	if c != nil {
-		return c.dependencies(ctx, obj)
+	if len(scripts) == 0 {
+		return nativeDependencies(obj)
 	}
-	return nativeDependencies(obj)
+	var out []Dependency
+	for _, c := range scripts {
+		deps, err := c.dependencies(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range deps {
+			if !slices.ContainsFunc(out, func(o Dependency) bool { return equality.Semantic.DeepEqual(o, d) }) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out, nil
+}
+
+// scripts are op's scripts of every customization of gvk.
+func (i *Interpreter) scripts(ctx context.Context, gvk schema.GroupVersionKind, op Operation) ([]*compiled, error) {
+	if i == nil || i.custom == nil {
+		return nil, nil
+	}
+	return i.custom.lookupAll(ctx, gvk, op)
 }
 
 // HasDependencies reports whether objects of kind gvk can have
