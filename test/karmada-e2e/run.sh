@@ -39,6 +39,17 @@ SKIP_FILES=(
 # Specs skipped by text.
 SKIP_SPECS=(
   'Resource interpreter webhook testing'   # interpreter webhooks: gap (customizations run)
+  # They read Work objects, which atoll does not have (bindings are applied
+  # directly); counted as failures in docs/karmada-compat.md unless an atoll
+  # e2e test named there checks the same behaviour.
+  'suspend the CPP dispatching'
+  'suspend the PP dispatching'
+  'adds dispatching event with a dispatching message'
+  '\[BasicCase\] PropagationPolicy testing (Deployment|Service) propagation testing (deployment|service) propagation testing'
+  'Resource interpreter customization testing.*InterpretStatus testing'
+  # Policy preemption: deliberately not done.
+  'Combined Case 3 \(Policy preemption\)'
+  'Lazy activation policy testing.*Policy preemption'
 )
 # Specs that create kind clusters (docker) cannot run here.
 LABEL_FILTER='!needCreateCluster'

@@ -25,7 +25,7 @@ func TestDeletionProtection(t *testing.T) {
 	cm.Labels = map[string]string{"resourcetemplate.karmada.io/deletion-protected": "Always"}
 	framework.Create(t, c, cm)
 	err := c.Delete(ctx, cm)
-	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "ConfigMap protected/keep-me is protected from deletion") {
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "This resource is protected, please make sure to remove the label: resourcetemplate.karmada.io/deletion-protected (ConfigMap protected/keep-me") {
 		t.Fatalf("deleting a protected ConfigMap: got %v, want Forbidden naming it", err)
 	}
 	framework.Update(t, c, cm, func(o *corev1.ConfigMap) { delete(o.Labels, "resourcetemplate.karmada.io/deletion-protected") })
