@@ -24,7 +24,7 @@ import (
 func TestSchedulePriority(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
-	ns := "priority"
+	ns := "sched-priority"
 	framework.CreateNamespace(t, c, ns)
 	high := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "atoll-e2e-high"}, Value: 1000}
 	framework.CreateAndCleanup(t, c, high)
