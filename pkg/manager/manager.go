@@ -42,6 +42,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controller/hpamarker"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/controller/rebalance"
+	"github.com/atoll-dev/atoll/pkg/controller/replicassyncer"
 	"github.com/atoll-dev/atoll/pkg/controller/tenant"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
@@ -191,6 +192,9 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		{Name: "hpa-marker", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return hpamarker.Setup(ctx, mgr, hpamarker.Options{Shards: shards})
 		}},
+		{Name: replicassyncer.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return replicassyncer.Setup(ctx, mgr, replicassyncer.Options{Shards: shards})
+		}},
 		{Name: tenant.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return tenant.Setup(ctx, mgr, tenant.Options{})
 		}},
@@ -221,8 +225,11 @@ func Enabled(name string, selection []string) bool {
 	return utilselection.Enabled(name, withAliases(selection))
 }
 
-// aliases are former controller names that still select the controller.
-var aliases = map[string]string{"binding": "executor"}
+// aliases are former controller names, and Karmada's names, that still
+// select the controller.
+var aliases = map[string]string{"binding": "executor",
+	// Karmada's names.
+	"deploymentReplicasSyncer": replicassyncer.ControllerName, "hpaScaleTargetMarker": "hpa-marker"}
 
 func withAliases(selection []string) []string {
 	out := make([]string, len(selection))

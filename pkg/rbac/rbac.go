@@ -43,7 +43,9 @@ func Rules() []rbacv1.PolicyRule {
 		// Templates: the detector watches every resource (metadata only) and
 		// labels the templates it claims; the executor reads templates in
 		// full and patches their aggregated status; the hpa-marker labels
-		// workloads. Cluster credentials are read from karmada-cluster.
+		// workloads and the deployment-replicas-syncer sets the replicas of
+		// Divided Deployments member HPAs scale. Cluster credentials are
+		// read from karmada-cluster.
 		{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "patch"}},
 		// atoll's own objects: bindings are created, updated and deleted,
 		// policies get permanent ids, clusters get status and taints,

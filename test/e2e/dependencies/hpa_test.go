@@ -3,14 +3,20 @@ package dependencies
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/controller/replicassyncer"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
@@ -171,6 +177,105 @@ func TestRetainReplicasAddedLater(t *testing.T) {
 				}
 			}
 			t.Fatalf("member1 spec.replicas is %d after the retain-replicas label was added, want 3 (unchanged); field managers: %v", r, owners)
+		}
+	}
+}
+
+// templateReplicas is the template's spec.replicas (-1 when unreadable).
+func templateReplicas(ctx context.Context, c client.Client, ns, name string) int32 {
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil || d.Spec.Replicas == nil {
+		return -1
+	}
+	return *d.Spec.Replicas
+}
+
+// TestTemplateReplicasFollowMembers: Karmada's deploymentReplicasSyncer. A
+// Divided Deployment whose member HPAs own the replicas gets the members'
+// sum as its spec.replicas: HPA 6..10 over 2:2 gives each member 3..5, the
+// members scale from 2 to 3, and the template goes from 4 to 6 (event
+// ReplicasSynced). A manual edit is taken back to what the members run;
+// a Duplicated workload's template is never changed.
+func TestTemplateReplicasFollowMembers(t *testing.T) {
+	ctx := framework.Context(t, 6*time.Minute)
+	c := world.Client(t)
+	ns := "replicas-syncer"
+	framework.CreateNamespace(t, c, ns)
+	const divided, duplicated = "divided", "duplicated"
+	hpa := framework.HPA(divided, ns, 10)
+	hpa.Spec.MinReplicas = ptr.To[int32](6)
+	dupHPA := framework.HPA(duplicated, ns, 10)
+	dupHPA.Spec.MinReplicas = ptr.To[int32](3)
+	weights := &policyv1alpha1.ReplicaSchedulingStrategy{
+		ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+		WeightPreference: &policyv1alpha1.ClusterPreferences{StaticWeightList: []policyv1alpha1.StaticClusterWeight{
+			{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}, Weight: 1},
+			{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 1},
+		}},
+	}
+	policy := utiltesting.MakePropagationPolicy(divided, ns).ClusterNames("member1", "member2").
+		Select("apps/v1", "Deployment", divided).Select("autoscaling/v2", "HorizontalPodAutoscaler", divided).Obj()
+	policy.Spec.Placement.ReplicaScheduling = weights
+	framework.Create(t, c,
+		deployment(ns, divided).Replicas(4).Obj(), hpa, policy,
+		deployment(ns, duplicated).Replicas(2).Obj(), dupHPA,
+		utiltesting.MakePropagationPolicy(duplicated, ns).ClusterNames("member1", "member2").
+			Select("apps/v1", "Deployment", duplicated).Select("autoscaling/v2", "HorizontalPodAutoscaler", duplicated).Obj(),
+	)
+
+	members := func(app string) string {
+		return fmt.Sprintf("member1 %d, member2 %d", memberReplicas(ctx, t, "member1", ns, app), memberReplicas(ctx, t, "member2", ns, app))
+	}
+	framework.Eventually(t, 3*time.Minute, "member HPAs scale the Divided Deployment to 3:3 and the template follows to 6", func() (bool, string) {
+		m, r := members(divided), templateReplicas(ctx, c, ns, divided)
+		return m == "member1 3, member2 3" && r == 6, fmt.Sprintf("%s, template %d", m, r)
+	})
+	framework.Eventually(t, time.Minute, "ReplicasSynced event on the template", func() (bool, string) {
+		reasons, err := framework.EventReasons(ctx, c, ns, divided)
+		if err != nil {
+			return false, err.Error()
+		}
+		_, ok := reasons[replicassyncer.ReasonReplicasSynced]
+		return ok, fmt.Sprintf("reasons %v", reasons)
+	})
+
+	// A manual edit: the members keep what their HPAs run, and the
+	// template is brought back to it.
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: divided}, d); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Replicas = ptr.To[int32](10)
+	if err := c.Patch(ctx, d, patch); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 2*time.Minute, "the edit to 10 taken back to the members' 6", func() (bool, string) {
+		var events corev1.EventList
+		if err := c.List(ctx, &events, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		// An event says the syncer saw the edit (10 -> 6), so the template
+		// is not simply still at 6.
+		var notes []string
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name == divided && e.Reason == replicassyncer.ReasonReplicasSynced {
+				notes = append(notes, e.Message)
+			}
+		}
+		m, r := members(divided), templateReplicas(ctx, c, ns, divided)
+		return m == "member1 3, member2 3" && r == 6 && slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "10 -> 6") }),
+			fmt.Sprintf("%s, template %d, events %q", m, r, notes)
+	})
+
+	framework.Eventually(t, 2*time.Minute, "member HPAs scale the Duplicated Deployment to 3 each", func() (bool, string) {
+		m := members(duplicated)
+		return m == "member1 3, member2 3", m
+	})
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+		if r := templateReplicas(ctx, c, ns, duplicated); r != 2 {
+			t.Fatalf("Duplicated template spec.replicas %d, want 2 (per cluster, never synced)", r)
 		}
 	}
 }
