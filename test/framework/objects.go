@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -130,6 +131,23 @@ func EventReasons(ctx context.Context, c client.Client, ns, name string) (map[st
 	for _, e := range list.Items {
 		if e.InvolvedObject.Name == name {
 			out[e.Reason] = e.Message
+		}
+	}
+	return out, nil
+}
+
+// EventMessages lists the messages of the events with the given reason
+// recorded on the object named name in namespace ns, oldest first.
+func EventMessages(ctx context.Context, c client.Client, ns, name, reason string) ([]string, error) {
+	var list corev1.EventList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(list.Items, func(a, b corev1.Event) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	var out []string
+	for _, e := range list.Items {
+		if e.InvolvedObject.Name == name && e.Reason == reason {
+			out = append(out, e.Message)
 		}
 	}
 	return out, nil

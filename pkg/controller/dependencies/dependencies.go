@@ -99,6 +99,9 @@ type reconciler struct {
 	// finalizer goes on created bindings (Options.BindingFinalizer).
 	finalizer string
 	recorder  recorder.EventRecorder
+	// reported is the conflict last reported per attached binding (see
+	// conflicted).
+	reported sync.Map
 
 	mu     sync.Mutex
 	parsed map[types.NamespacedName]parsed
@@ -390,7 +393,7 @@ func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 		}
 		attachedWritten.WithLabelValues("create").Inc()
 		klog.FromContext(ctx).V(1).Info("Attached binding created", "binding", key, "requiredBy", klog.KObj(b))
-		r.conflicted(a, conflicts)
+		r.conflicted(a, conflicts, true)
 		return true, true, nil
 	}
 	if err != nil {
@@ -409,8 +412,8 @@ func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 		return true, false, err
 	}
 	wrote, err = r.patch(ctx, &existing, updated)
-	if wrote {
-		r.conflicted(&existing, conflicts)
+	if err == nil {
+		r.conflicted(&existing, conflicts, wrote)
 	}
 	return true, wrote, err
 }
@@ -448,6 +451,7 @@ func (r *reconciler) detach(ctx context.Context, a *workv1alpha2.ResourceBinding
 			return fmt.Errorf("deleting attached binding %s: %w", klog.KObj(a), err)
 		}
 		attachedWritten.WithLabelValues("delete").Inc()
+		r.reported.Delete(client.ObjectKeyFromObject(a))
 		klog.FromContext(ctx).V(1).Info("Attached binding deleted", "binding", klog.KObj(a))
 		return nil
 	}
@@ -455,11 +459,11 @@ func (r *reconciler) detach(ctx context.Context, a *workv1alpha2.ResourceBinding
 	if err != nil {
 		return err
 	}
-	if wrote, err := r.patch(ctx, a, updated); err != nil || !wrote {
-		return err
+	wrote, err := r.patch(ctx, a, updated)
+	if err == nil {
+		r.conflicted(a, conflicts, wrote)
 	}
-	r.conflicted(a, conflicts)
-	return nil
+	return err
 }
 
 // keepsData reports whether attached binding a must outlive its last
@@ -571,11 +575,18 @@ func (r *reconciler) complete(ctx context.Context, spec *workv1alpha2.ResourceBi
 }
 
 // conflicted records Karmada's DependencyPolicyConflict on attached binding
-// a, after a write that resolved conflicting requirers.
-func (r *reconciler) conflicted(a *workv1alpha2.ResourceBinding, conflicts []string) {
-	if len(conflicts) > 0 {
+// a when its requirers conflict: after a write that resolved them, or when
+// the conflict differs from the one last reported (a requirer changed its
+// settings without changing the resolution: Overwrite+true and
+// Overwrite+false still resolve to Overwrite+true). The first look at a
+// binding after a start only notes its conflict, so a restart records no
+// events.
+func (r *reconciler) conflicted(a *workv1alpha2.ResourceBinding, conflicts []string, wrote bool) {
+	msg := strings.Join(conflicts, "; ")
+	prev, seen := r.reported.Swap(client.ObjectKeyFromObject(a), msg)
+	if msg != "" && (wrote || seen && prev != msg) {
 		r.recorder.Eventf(a, nil, corev1.EventTypeWarning, events.DependencyPolicyConflict, "Attach",
-			"Dependency policy conflict detected: %s.", strings.Join(conflicts, "; "))
+			"Dependency policy conflict detected: %s.", msg)
 	}
 }
 

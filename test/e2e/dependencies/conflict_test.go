@@ -1,6 +1,8 @@
 package dependencies
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +22,10 @@ import (
 // As in Karmada, the attached binding takes Overwrite and preserve when any
 // requirer asks for them, and says so in a DependencyPolicyConflict event;
 // the workloads get GetDependenciesSucceed, their bindings
-// SyncScheduleResultToDependenciesSucceed.
+// SyncScheduleResultToDependenciesSucceed. When b's policy then takes
+// Overwrite too, the resolution stays Overwrite+preserve (no write) and a
+// new event reports the conflict left: preserve only (Karmada's "conflict
+// on preserve flag only").
 func TestDependencyPolicyConflict(t *testing.T) {
 	ctx := framework.Context(t, 3*time.Minute)
 	c := world.Client(t)
@@ -60,4 +65,23 @@ func TestDependencyPolicyConflict(t *testing.T) {
 			return ok && strings.Contains(msg, ch.says), "message " + msg
 		})
 	}
+
+	var pb policyv1alpha1.PropagationPolicy
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "b"}, &pb); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(pb.DeepCopy())
+	pb.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
+	if err := c.Patch(ctx, &pb, patch); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, time.Minute, "a DependencyPolicyConflict for preserve only", func() (bool, string) {
+		msgs, err := framework.EventMessages(ctx, c, ns, attached, events.DependencyPolicyConflict)
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.ContainsFunc(msgs, func(m string) bool {
+			return strings.Contains(m, "PreserveResourcesOnDeletion conflicted (true vs false)") && !strings.Contains(m, "ConflictResolution")
+		}), fmt.Sprintf("messages %q", msgs)
+	})
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -252,17 +251,11 @@ func TestTemplateReplicasFollowMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 2*time.Minute, "the edit to 10 taken back to the members' 6", func() (bool, string) {
-		var events corev1.EventList
-		if err := c.List(ctx, &events, client.InNamespace(ns)); err != nil {
-			return false, err.Error()
-		}
 		// An event says the syncer saw the edit (10 -> 6), so the template
 		// is not simply still at 6.
-		var notes []string
-		for _, e := range events.Items {
-			if e.InvolvedObject.Name == divided && e.Reason == replicassyncer.ReasonReplicasSynced {
-				notes = append(notes, e.Message)
-			}
+		notes, err := framework.EventMessages(ctx, c, ns, divided, replicassyncer.ReasonReplicasSynced)
+		if err != nil {
+			return false, err.Error()
 		}
 		m, r := members(divided), templateReplicas(ctx, c, ns, divided)
 		return m == "member1 3, member2 3" && r == 6 && slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "10 -> 6") }),
