@@ -48,6 +48,9 @@ type Request struct {
 	// GracePeriodSeconds bounds a Gracefully purge; nil uses the
 	// controller's default.
 	GracePeriodSeconds *int32
+	// PreservedLabelState is the state read from the evicted copy
+	// (PreservedState), for its replacement.
+	PreservedLabelState map[string]string
 }
 
 // Evict removes req.Cluster from spec.clusters and records a graceful
@@ -71,6 +74,7 @@ func Evict(spec *workv1alpha2.ResourceBindingSpec, req Request, now time.Time) b
 		Message:                req.Message,
 		CreationTimestamp:      &metav1.Time{Time: now.UTC().Truncate(time.Second)},
 		ClustersBeforeFailover: before,
+		PreservedLabelState:    req.PreservedLabelState,
 	}
 	if task.PurgeMode == "" {
 		task.PurgeMode = policyv1alpha1.PurgeModeGracefully
@@ -222,9 +226,13 @@ func Assess(task *workv1alpha2.GracefulEvictionTask, cluster *clusterv1alpha1.Cl
 			return Keep, left
 		}
 	}
-	if mode == policyv1alpha1.PurgeModeDirectly || b.Healthy {
+	if mode == policyv1alpha1.PurgeModeDirectly && len(task.PreservedLabelState) == 0 || b.Healthy {
 		return Complete, 0
 	}
+	// A Directly task carrying preserved state stays (its copy is purged
+	// regardless, Holds) while the replacement starts with the state's
+	// labels: until it is healthy or the grace period passed, as Karmada
+	// keeps every task.
 	grace := defaultGrace
 	if task.GracePeriodSeconds != nil {
 		grace = time.Duration(*task.GracePeriodSeconds) * time.Second

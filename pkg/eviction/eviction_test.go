@@ -53,6 +53,10 @@ func TestAssess(t *testing.T) {
 	task := func(mode policyv1alpha1.PurgeMode) *workv1alpha2.GracefulEvictionTask {
 		return &workv1alpha2.GracefulEvictionTask{FromCluster: "m1", PurgeMode: mode, CreationTimestamp: created, Producer: "TaintManager"}
 	}
+	withState := func(tk *workv1alpha2.GracefulEvictionTask) *workv1alpha2.GracefulEvictionTask {
+		tk.PreservedLabelState = map[string]string{"checkpoint": "17"}
+		return tk
+	}
 	up := cluster("m1", metav1.ConditionTrue)
 	down := cluster("m1", metav1.ConditionUnknown)
 	healthy := Binding{Placed: true, Healthy: true}
@@ -70,14 +74,16 @@ func TestAssess(t *testing.T) {
 		want     Decision
 		wantWait time.Duration
 	}{
-		"cluster gone":                          {task(policyv1alpha1.PurgeModeGracefully), nil, Binding{}, t0, Complete, 0},
-		"never is kept":                         {task(policyv1alpha1.PurgeModeNever), up, healthy, t0, Keep, 0},
-		"unreachable cluster keeps the task":    {task(policyv1alpha1.PurgeModeDirectly), down, healthy, t0, Keep, 0},
-		"directly completes when reachable":     {task(policyv1alpha1.PurgeModeDirectly), up, Binding{}, t0, Complete, 0},
-		"gracefully completes on healthy":       {task(policyv1alpha1.PurgeModeGracefully), up, healthy, t0, Complete, 0},
-		"gracefully waits for the grace period": {task(policyv1alpha1.PurgeModeGracefully), up, placed, t0.Add(4 * time.Minute), Keep, 6 * time.Minute},
-		"grace period over and placed":          {task(policyv1alpha1.PurgeModeGracefully), up, placed, t0.Add(11 * time.Minute), Complete, 0},
-		"grace period over but placed nowhere":  {task(policyv1alpha1.PurgeModeGracefully), up, Binding{}, t0.Add(11 * time.Minute), Keep, 0},
+		"cluster gone":                                            {task(policyv1alpha1.PurgeModeGracefully), nil, Binding{}, t0, Complete, 0},
+		"never is kept":                                           {task(policyv1alpha1.PurgeModeNever), up, healthy, t0, Keep, 0},
+		"unreachable cluster keeps the task":                      {task(policyv1alpha1.PurgeModeDirectly), down, healthy, t0, Keep, 0},
+		"directly completes when reachable":                       {task(policyv1alpha1.PurgeModeDirectly), up, Binding{}, t0, Complete, 0},
+		"gracefully completes on healthy":                         {task(policyv1alpha1.PurgeModeGracefully), up, healthy, t0, Complete, 0},
+		"directly with preserved state waits for the replacement": {withState(task(policyv1alpha1.PurgeModeDirectly)), up, placed, t0, Keep, 10 * time.Minute},
+		"directly with preserved state completes on healthy":      {withState(task(policyv1alpha1.PurgeModeDirectly)), up, healthy, t0, Complete, 0},
+		"gracefully waits for the grace period":                   {task(policyv1alpha1.PurgeModeGracefully), up, placed, t0.Add(4 * time.Minute), Keep, 6 * time.Minute},
+		"grace period over and placed":                            {task(policyv1alpha1.PurgeModeGracefully), up, placed, t0.Add(11 * time.Minute), Complete, 0},
+		"grace period over but placed nowhere":                    {task(policyv1alpha1.PurgeModeGracefully), up, Binding{}, t0.Add(11 * time.Minute), Keep, 0},
 		"ready but still tainted: the return is decided first": {task(policyv1alpha1.PurgeModeGracefully), cluster("m1", metav1.ConditionTrue,
 			corev1.Taint{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoExecute}), healthy, t0, Keep, 0},
 		"just back: purge waits for the cluster to settle": {task(policyv1alpha1.PurgeModeGracefully), backAt(t0.Add(-20 * time.Second)), healthy, t0, Keep, 40 * time.Second},

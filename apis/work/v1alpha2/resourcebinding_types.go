@@ -553,6 +553,11 @@ const (
 	// once (more likely the federation's own network than the members), so
 	// taint-based evictions are paused.
 	BindingReasonLargeScaleDisruption = "LargeScaleDisruption"
+
+	// BindingReasonStateNotCollected: the policy's failover
+	// statePreservation cannot be read from the copy being evicted yet
+	// (no status from it, or a rule that does not fit it).
+	BindingReasonStateNotCollected = "StateNotCollected"
 )
 
 // Reasons of the Scheduled condition.

@@ -20,6 +20,7 @@ import (
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/util/names"
@@ -74,6 +75,11 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 			r.observe(ctx, &res, live, rule)
 		}
 		return res
+	}
+	// State a failover preserved from the copy this one replaces (after the
+	// overrides, as Karmada injects it).
+	if state := eviction.InjectedLabels(spec, cluster); len(state) > 0 {
+		desired.SetLabels(merge(desired.GetLabels(), state))
 	}
 	live := getLive(lister, desired.GetNamespace(), desired.GetName())
 	if live != nil && !r.ownedBy(b, live) {

@@ -190,6 +190,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return after(0), r.setBlocked(ctx, obj, nil)
 	}
 
+	if msg := preserveState(spec, status, due); msg != "" {
+		cond := &metav1.Condition{Type: workv1alpha2.EvictionBlocked, Status: metav1.ConditionTrue,
+			Reason: workv1alpha2.BindingReasonStateNotCollected, Message: msg}
+		return after(r.opts.RecheckPeriod), r.setBlocked(ctx, obj, cond)
+	}
 	if reason, msg := r.holdBack(ctx, obj, due, clusters); reason != "" {
 		cond := &metav1.Condition{Type: workv1alpha2.EvictionBlocked, Status: metav1.ConditionTrue, Reason: reason, Message: msg}
 		return after(r.opts.RecheckPeriod), r.setBlocked(ctx, obj, cond)
@@ -207,6 +212,22 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	return after(0), nil
+}
+
+// preserveState reads, for each due eviction, the state the policy's
+// statePreservation asks to carry to the replacement (eviction.PreservedState),
+// and says why the evictions must wait when it cannot be read yet.
+func preserveState(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, due []want) string {
+	for i := range due {
+		rules := eviction.StatePreservationFor(spec.Failover, due[i].req.Producer)
+		state, err := eviction.PreservedState(rules, status, due[i].req.Cluster)
+		if err != nil {
+			return fmt.Sprintf("not evicting from %s (%s) yet: the state to preserve cannot be read: %v",
+				due[i].req.Cluster, due[i].why, err)
+		}
+		due[i].req.PreservedLabelState = state
+	}
+	return ""
 }
 
 // taintEvictions are the evictions NoExecute taints call for: now for an

@@ -13,8 +13,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -463,5 +465,78 @@ func TestTaintWithoutTimeAdded(t *testing.T) {
 			return false, err.Error()
 		}
 		return slices.Equal(clusterNames(rb), []string{"member1", "member2"}), describe(rb)
+	})
+}
+
+// TestStatefulFailover: Karmada's stateful failover injection. A
+// Deployment in one cluster, cluster failover Directly with a
+// statePreservation rule ({.replicas} as label "state-replicas"). Its
+// cluster is tainted NoExecute: the eviction task keeps the state read
+// from the old copy's status, the replacement in another cluster carries
+// it as a label, and the old copy is gone.
+func TestStatefulFailover(t *testing.T) {
+	ctx := framework.Context(t, 4*time.Minute)
+	c := world.Client(t)
+	const ns, app, taintKey = "fo-stateful", "stateful", "stateful-test"
+	placement := policyv1alpha1.Placement{
+		ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: allMembers},
+		SpreadConstraints: []policyv1alpha1.SpreadConstraint{
+			{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 1, MaxGroups: 1}},
+		ClusterTolerations: []corev1.Toleration{{Key: taintKey, Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](2)}},
+	}
+	pp := utiltesting.MakePropagationPolicy(app, ns).Placement(&placement).Select("apps/v1", "Deployment", app).Obj()
+	pp.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{
+		PurgeMode: policyv1alpha1.PurgeModeDirectly,
+		StatePreservation: &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{
+			{AliasLabelName: "state-replicas", JSONPath: "{.replicas}"}}},
+	}}
+	framework.CreateAndCleanup(t, c, utiltesting.MakeNamespace(ns).Obj())
+	framework.Create(t, c, framework.Deployment(app, ns).Replicas(2).Obj(), pp)
+	var from string
+	framework.Eventually(t, 2*time.Minute, "placed on one cluster, its status collected", func() (bool, string) {
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(rb.Spec.Clusters) != 1 || len(rb.Status.AggregatedStatus) != 1 ||
+			!strings.Contains(string(ptr.Deref(rb.Status.AggregatedStatus[0].Status, runtime.RawExtension{}).Raw), `"replicas":2`) {
+			return false, describe(rb)
+		}
+		from = rb.Spec.Clusters[0].Name
+		return true, ""
+	})
+
+	cluster := clusterv1alpha1.Cluster{}
+	cluster.Name = from
+	framework.Update(t, c, &cluster, func(cl *clusterv1alpha1.Cluster) {
+		cl.Spec.Taints = append(cl.Spec.Taints, corev1.Taint{Key: taintKey, Effect: corev1.TaintEffectNoExecute})
+	})
+	t.Cleanup(func() {
+		framework.Update(t, c, &cluster, func(cl *clusterv1alpha1.Cluster) {
+			cl.Spec.Taints = slices.DeleteFunc(cl.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == taintKey })
+		})
+	})
+	var to string
+	framework.Eventually(t, 2*time.Minute, "moved to another cluster, the task keeping the state", func() (bool, string) {
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Deployment", app))
+		if err != nil {
+			return false, err.Error()
+		}
+		tk := task(rb, from)
+		if len(rb.Spec.Clusters) != 1 || rb.Spec.Clusters[0].Name == from || tk == nil || tk.PreservedLabelState["state-replicas"] != "2" {
+			return false, describe(rb)
+		}
+		to = rb.Spec.Clusters[0].Name
+		return true, ""
+	})
+	framework.Eventually(t, time.Minute, "the replacement carries the state; the old copy is gone", func() (bool, string) {
+		d, err := world.MemberClientset(t, to).AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		_, oldErr := world.MemberClientset(t, from).AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
+		return d.Labels["state-replicas"] == "2" && apierrors.IsNotFound(oldErr),
+			fmt.Sprintf("labels on %s %v; on %s: %v", to, d.Labels, from, oldErr)
 	})
 }
