@@ -80,14 +80,14 @@
 // # Activation preference
 //
 // Policy updates re-evaluate the templates the policy claims or matches,
-// except for policies with activationPreference Lazy: their updates (spec,
-// priority, selectors) reach a template only when that template itself next
-// changes (its fingerprint). This also holds across detector restarts: a
-// template claimed by a Lazy policy whose fingerprint still equals the one
-// recorded on its binding is left alone entirely. Creation and deletion of
-// a Lazy policy take effect at once. Templates no policy claims are
-// evaluated against the current policies whenever they are evaluated (for
-// example after a restart), Lazy or not.
+// except for policies with activationPreference Lazy: their creation and
+// updates (spec, priority, selectors) reach a template only when that
+// template itself next changes (its fingerprint), as in Karmada. This also
+// holds across detector restarts: a template claimed by a Lazy policy whose
+// fingerprint still equals the one recorded on its binding is left alone
+// entirely. Deletion of a Lazy policy takes effect at once. Templates no
+// policy claims are evaluated against the current policies whenever they
+// are evaluated (for example after a restart), Lazy or not.
 //
 // # Work
 //

@@ -133,8 +133,9 @@ func policyItem(p *Policy) item {
 // templates a policy change can affect: on creation (and when the policy
 // first gets its permanent id, which is when it can claim), on deletion, and
 // on updates of the spec or labels, except for policies with
-// activationPreference Lazy, whose updates reach a template only when the
-// template itself next changes. Policies of the initial list re-evaluate
+// activationPreference Lazy, whose creation and updates reach a template
+// only when the template itself next changes (their deletion releases at
+// once). Policies of the initial list re-evaluate
 // nothing: every template is evaluated from its own initial list.
 func (d *Detector) policyHandler() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerDetailedFuncs{
@@ -147,7 +148,7 @@ func (d *Detector) policyHandler() toolscache.ResourceEventHandler {
 				d.enqueue(freshPriority, policyItem(p))
 				return
 			}
-			if !initial {
+			if !initial && !lazy(p) {
 				d.enqueueForPolicy(p)
 			}
 		},
@@ -160,12 +161,16 @@ func (d *Detector) policyHandler() toolscache.ResourceEventHandler {
 				d.enqueue(freshPriority, policyItem(n))
 			}
 			switch {
+			case o.PermanentID == "" && lazy(n):
+				// A Lazy policy's creation (it can claim once it has its
+				// id) reaches the templates it matches when they next
+				// change, as in Karmada.
 			case o.PermanentID != n.PermanentID:
 				d.enqueueForPolicy(o)
 				d.enqueueForPolicy(n)
 			case o.Deleting != n.Deleting:
 				d.enqueueForPolicy(n)
-			case n.Spec.ActivationPreference == policyv1alpha1.LazyActivation:
+			case lazy(n):
 			case policyChanged(oldObj, newObj):
 				d.enqueueForPolicy(n)
 			}
@@ -178,6 +183,8 @@ func (d *Detector) policyHandler() toolscache.ResourceEventHandler {
 		},
 	}
 }
+
+func lazy(p *Policy) bool { return p.Spec.ActivationPreference == policyv1alpha1.LazyActivation }
 
 // policyChanged: a spec change bumps the generation (policies have no
 // status); labels can be matched by nothing here, but are cheap to compare;

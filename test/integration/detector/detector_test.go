@@ -513,6 +513,30 @@ func TestLazyActivation(t *testing.T) {
 	})
 }
 
+// TestLazyPolicyCreatedAfterTemplate: Karmada's "policy created after
+// resource" with a Lazy policy. The existing template is not claimed when
+// the policy appears, only when the template next changes.
+func TestLazyPolicyCreatedAfterTemplate(t *testing.T) {
+	startDetector(t)
+	c := cp.Client(t)
+	ns := namespace(t, c)
+	cm := newConfigMap(ns, "cfg", nil)
+	framework.Create(t, c, cm)
+	pp := newPolicy(ns, "lazy-after", 0).Select("v1", "ConfigMap", "cfg").Obj()
+	pp.Spec.ActivationPreference = policyv1alpha1.LazyActivation
+	framework.Create(t, c, pp)
+	ppID := waitPolicyID(t, c, pp)
+	time.Sleep(2 * time.Second)
+	waitIdle(t)
+	if rb, err := getRB(t, c, ns, "cfg-configmap"); err == nil {
+		t.Fatalf("Lazy policy claimed a template that did not change: binding labels %v", rb.Labels)
+	} else if !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	framework.Update(t, c, cm, func(cm *corev1.ConfigMap) { cm.Data = map[string]string{"key": "new"} })
+	waitClaimedBy(t, c, ns, "cfg-configmap", policyv1alpha1.PropagationPolicyPermanentIDLabel, ppID)
+}
+
 func TestPolicyDeleted(t *testing.T) {
 	startDetector(t)
 	c := cp.Client(t)
