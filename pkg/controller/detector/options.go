@@ -59,7 +59,7 @@ func DefaultSkippedNamespaces() []string { return names.ReservedNamespaces() }
 // cluster-local objects that have no meaning in another cluster, and the
 // federation's own APIs.
 func DefaultSkippedResources() []schema.GroupResource {
-	return []schema.GroupResource{
+	out := []schema.GroupResource{
 		// Runtime records, churning and cluster-local.
 		{Group: "", Resource: "events"},
 		{Group: "events.k8s.io", Resource: "*"},
@@ -85,12 +85,24 @@ func DefaultSkippedResources() []schema.GroupResource {
 		{Group: "authorization.k8s.io", Resource: "*"},
 		{Group: "flowcontrol.apiserver.k8s.io", Resource: "*"},
 		{Group: "internal.apiserver.k8s.io", Resource: "*"},
-		// The federation's own APIs.
-		{Group: "karmada.io", Resource: "*"},
-		{Group: "*.karmada.io", Resource: "*"},
+		// The federation's own APIs: Karmada's groups by name (as Karmada
+		// skips them; other *.karmada.io groups are users' CRDs, which
+		// Karmada's own e2e suite uses), and all of atoll's.
 		{Group: "atoll.dev", Resource: "*"},
 		{Group: "*.atoll.dev", Resource: "*"},
 	}
+	for _, g := range karmadaGroups {
+		out = append(out, schema.GroupResource{Group: g, Resource: "*"})
+	}
+	return out
+}
+
+// karmadaGroups are the API groups of Karmada's own components (those atoll
+// serves and those it does not), never templates.
+var karmadaGroups = []string{
+	"cluster.karmada.io", "policy.karmada.io", "work.karmada.io", "config.karmada.io",
+	"networking.karmada.io", "autoscaling.karmada.io", "remedy.karmada.io", "apps.karmada.io",
+	"search.karmada.io",
 }
 
 func (o *Options) defaults() {
@@ -111,19 +123,11 @@ func (o *Options) defaults() {
 	}
 }
 
-// federationCRDSuffixes end the names of the federation's own
-// CustomResourceDefinitions (<plural>.<group>), which are never templates.
-var federationCRDSuffixes = []string{".karmada.io", ".atoll.dev"}
-
 // federationCRD reports whether the CustomResourceDefinition named name
-// defines one of the federation's own APIs.
+// (<plural>.<group>) defines one of the federation's own APIs.
 func federationCRD(name string) bool {
-	for _, s := range federationCRDSuffixes {
-		if strings.HasSuffix(name, s) {
-			return true
-		}
-	}
-	return false
+	_, group, _ := strings.Cut(name, ".")
+	return group == "atoll.dev" || strings.HasSuffix(group, ".atoll.dev") || slices.Contains(karmadaGroups, group)
 }
 
 // namespaceSkipped reports whether templates of namespace ns are skipped.

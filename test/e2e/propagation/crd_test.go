@@ -131,3 +131,37 @@ func TestCRDPropagation(t *testing.T) {
 		return ok, "own Gizmo: " + why
 	})
 }
+
+// TestCRDInAKarmadaNamedGroup: a user's CRD whose group ends in karmada.io
+// (Karmada's own e2e suite names its test CRDs example-<random>.karmada.io)
+// is a template like any other; only Karmada's and atoll's own API groups
+// are skipped. It used to be skipped with all of *.karmada.io.
+func TestCRDInAKarmadaNamedGroup(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	const name = "widgets.example-e2e.karmada.io"
+	crd := gizmoCRD()
+	crd.SetName(name)
+	_ = unstructured.SetNestedField(crd.Object, "example-e2e.karmada.io", "spec", "group")
+	_ = unstructured.SetNestedStringMap(crd.Object, map[string]string{
+		"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"}, "spec", "names")
+	framework.Create(t, c, crd,
+		utiltesting.MakePropagationPolicy("karmada-named-crd", "").Select("apiextensions.k8s.io/v1", "CustomResourceDefinition", name).
+			ClusterNames(members...).ClusterObj())
+	for _, m := range members {
+		d := world.MemberDynamic(t, m)
+		framework.Eventually(t, 2*time.Minute, "the CRD in "+m, func() (bool, string) {
+			return exists(ctx, d.Resource(crds), name)
+		})
+	}
+	if err := c.Delete(ctx, crd); err != nil {
+		t.Fatalf("deleting the CRD template: %v", err)
+	}
+	for _, m := range members {
+		d := world.MemberDynamic(t, m)
+		framework.Eventually(t, 2*time.Minute, "the CRD withdrawn from "+m, func() (bool, string) {
+			ok, why := exists(ctx, d.Resource(crds), name)
+			return !ok, why
+		})
+	}
+}
