@@ -85,24 +85,24 @@ func DefaultSkippedResources() []schema.GroupResource {
 		{Group: "authorization.k8s.io", Resource: "*"},
 		{Group: "flowcontrol.apiserver.k8s.io", Resource: "*"},
 		{Group: "internal.apiserver.k8s.io", Resource: "*"},
-		// The federation's own APIs: Karmada's groups by name (as Karmada
-		// skips them; other *.karmada.io groups are users' CRDs, which
-		// Karmada's own e2e suite uses), and all of atoll's.
-		{Group: "atoll.dev", Resource: "*"},
-		{Group: "*.atoll.dev", Resource: "*"},
 	}
-	for _, g := range karmadaGroups {
+	return append(out, federationAPIs()...)
+}
+
+// federationAPIs are the federation's own API groups, never templates:
+// Karmada's components' groups by name, as Karmada skips them (those atoll
+// serves and those it does not; other *.karmada.io groups are users' CRDs,
+// which Karmada's own e2e suite uses), and all of atoll's.
+func federationAPIs() []schema.GroupResource {
+	out := []schema.GroupResource{{Group: "atoll.dev", Resource: "*"}, {Group: "*.atoll.dev", Resource: "*"}}
+	for _, g := range []string{
+		"cluster.karmada.io", "policy.karmada.io", "work.karmada.io", "config.karmada.io",
+		"networking.karmada.io", "autoscaling.karmada.io", "remedy.karmada.io", "apps.karmada.io",
+		"search.karmada.io",
+	} {
 		out = append(out, schema.GroupResource{Group: g, Resource: "*"})
 	}
 	return out
-}
-
-// karmadaGroups are the API groups of Karmada's own components (those atoll
-// serves and those it does not), never templates.
-var karmadaGroups = []string{
-	"cluster.karmada.io", "policy.karmada.io", "work.karmada.io", "config.karmada.io",
-	"networking.karmada.io", "autoscaling.karmada.io", "remedy.karmada.io", "apps.karmada.io",
-	"search.karmada.io",
 }
 
 func (o *Options) defaults() {
@@ -127,7 +127,7 @@ func (o *Options) defaults() {
 // (<plural>.<group>) defines one of the federation's own APIs.
 func federationCRD(name string) bool {
 	_, group, _ := strings.Cut(name, ".")
-	return group == "atoll.dev" || strings.HasSuffix(group, ".atoll.dev") || slices.Contains(karmadaGroups, group)
+	return resourceSkipped(federationAPIs(), schema.GroupResource{Group: group, Resource: "customresourcedefinitions"})
 }
 
 // namespaceSkipped reports whether templates of namespace ns are skipped.
