@@ -40,7 +40,7 @@ type attempt struct {
 
 // run schedules obj, trying first to return it to clusters it was evicted
 // from that are healthy again, then assesses the remaining tasks.
-func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clusterv1alpha1.Cluster) *attempt {
+func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clusterv1alpha1.Cluster, workloads *framework.WorkloadGroups) *attempt {
 	spec, status := r.kind.Spec(obj), r.kind.Status(obj)
 	byName := make(map[string]*clusterv1alpha1.Cluster, len(clusters))
 	for _, c := range clusters {
@@ -64,7 +64,7 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 		trial.GracefulEvictionTasks = slices.DeleteFunc(slices.Clone(spec.GracefulEvictionTasks), func(t workv1alpha2.GracefulEvictionTask) bool {
 			return slices.Contains(returnable, t.FromCluster)
 		})
-		sc := newContext(r.kind.Kind(), obj, &trial, status, clusters, tenant)
+		sc := newContext(r.kind.Kind(), obj, &trial, status, clusters, tenant, workloads)
 		res, err := r.framework.Schedule(ctx, sc)
 		if err == nil {
 			var back []string
@@ -88,7 +88,7 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 		}
 	}
 
-	a.sc = newContext(r.kind.Kind(), obj, spec, status, clusters, tenant)
+	a.sc = newContext(r.kind.Kind(), obj, spec, status, clusters, tenant, workloads)
 	a.res, a.err = r.framework.Schedule(ctx, a.sc)
 	if len(spec.GracefulEvictionTasks) == 0 || (a.err == nil && !sameTargets(spec.Clusters, a.res.Clusters)) {
 		return a // tasks are judged against a result that has been applied

@@ -59,7 +59,7 @@ func TestRunEvictionTasks(t *testing.T) {
 
 	t.Run("recovered cluster: returned in the same write, task dropped", func(t *testing.T) {
 		r := newReconciler(eviction.NewLimiter(0, 0))
-		a := r.run(context.Background(), duplicated(), []*clusterv1alpha1.Cluster{healthyCluster("m1"), healthyCluster("m2"), healthyCluster("m3")})
+		a := r.run(context.Background(), duplicated(), []*clusterv1alpha1.Cluster{healthyCluster("m1"), healthyCluster("m2"), healthyCluster("m3")}, nil)
 		if a.err != nil || !slices.Equal(a.returned, []string{"m1"}) || len(a.tasks) != 0 {
 			t.Fatalf("returned %v, tasks %v, err %v; want a return to m1 and no task", a.returned, a.tasks, a.err)
 		}
@@ -71,7 +71,7 @@ func TestRunEvictionTasks(t *testing.T) {
 		limiter := eviction.NewLimiter(0.1, 1)
 		limiter.Take(now)
 		r := newReconciler(limiter)
-		a := r.run(context.Background(), duplicated(), []*clusterv1alpha1.Cluster{healthyCluster("m1"), healthyCluster("m2"), healthyCluster("m3")})
+		a := r.run(context.Background(), duplicated(), []*clusterv1alpha1.Cluster{healthyCluster("m1"), healthyCluster("m2"), healthyCluster("m3")}, nil)
 		if len(a.returned) != 0 || a.requeue <= 0 {
 			t.Fatalf("returned %v, requeue %s; want no return yet and a requeue", a.returned, a.requeue)
 		}
@@ -83,7 +83,7 @@ func TestRunEvictionTasks(t *testing.T) {
 	})
 	t.Run("cluster still down: task kept though the replacement is healthy", func(t *testing.T) {
 		r := newReconciler(eviction.NewLimiter(0, 0))
-		a := r.run(context.Background(), duplicated(), []*clusterv1alpha1.Cluster{down, healthyCluster("m2"), healthyCluster("m3")})
+		a := r.run(context.Background(), duplicated(), []*clusterv1alpha1.Cluster{down, healthyCluster("m2"), healthyCluster("m3")}, nil)
 		if a.tasksChanged() || len(a.tasks) != 1 {
 			t.Fatalf("tasks %v, completed %v; want the task kept", a.tasks, a.completed)
 		}
@@ -101,12 +101,12 @@ func TestRunEvictionTasks(t *testing.T) {
 			return c
 		}
 		// Just back: its status may still be catching up, so no purge yet.
-		a := r.run(context.Background(), b, []*clusterv1alpha1.Cluster{readyFor("m1", 10*time.Second), readyFor("m2", time.Hour), readyFor("m3", time.Hour)})
+		a := r.run(context.Background(), b, []*clusterv1alpha1.Cluster{readyFor("m1", 10*time.Second), readyFor("m2", time.Hour), readyFor("m3", time.Hour)}, nil)
 		if a.err != nil || len(a.returned) != 0 || a.tasksChanged() || a.requeue != 50*time.Second {
 			t.Fatalf("returned %v, completed %v, requeue %s, err %v; want the task kept 50s more", a.returned, a.completed, a.requeue, a.err)
 		}
 		// Settled, and the placement still does not take it back: purged.
-		a = r.run(context.Background(), b, []*clusterv1alpha1.Cluster{readyFor("m1", 2*time.Minute), readyFor("m2", time.Hour), readyFor("m3", time.Hour)})
+		a = r.run(context.Background(), b, []*clusterv1alpha1.Cluster{readyFor("m1", 2*time.Minute), readyFor("m2", time.Hour), readyFor("m3", time.Hour)}, nil)
 		if a.err != nil || len(a.returned) != 0 || len(a.completed) != 1 || len(a.tasks) != 0 {
 			t.Fatalf("returned %v, completed %v, tasks %v, err %v; want no return and the task completed", a.returned, a.completed, a.tasks, a.err)
 		}
@@ -119,7 +119,7 @@ func TestRunEvictionTasks(t *testing.T) {
 		b.Spec.Clusters = b.Spec.Clusters[:1]
 		b.Status.AggregatedStatus = b.Status.AggregatedStatus[:1]
 		b.Spec.GracefulEvictionTasks[0].Producer = workv1alpha2.EvictionProducerApplicationFailover
-		a := r.run(context.Background(), b, []*clusterv1alpha1.Cluster{healthyCluster("m1"), healthyCluster("m2"), healthyCluster("m3")})
+		a := r.run(context.Background(), b, []*clusterv1alpha1.Cluster{healthyCluster("m1"), healthyCluster("m2"), healthyCluster("m3")}, nil)
 		if a.err != nil || len(a.returned) != 0 || len(a.completed) != 1 || len(a.tasks) != 0 {
 			t.Fatalf("returned %v, completed %v, tasks %v, err %v; want the task completed", a.returned, a.completed, a.tasks, a.err)
 		}

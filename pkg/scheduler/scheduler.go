@@ -109,9 +109,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		r := &reconciler{client: mgr.GetClient(), kind: k, framework: fw, clock: opts.Clock,
 			limiter: opts.Limiter, gracePeriod: opts.GracePeriod, restored: restored,
 			recorder: mgr.GetEventRecorder("atoll-scheduler")}
-		err := ctrl.NewControllerManagedBy(mgr).
+		b := ctrl.NewControllerManagedBy(mgr).
 			Named("scheduler-"+strings.ToLower(k.Kind())).
-			Watches(k.NewObject(), byPriority(k), builder.WithPredicates(needsScheduling(k))).
+			Watches(k.NewObject(), byPriority(k), builder.WithPredicates(needsScheduling(k)))
+		if k.Kind() == "ResourceBinding" {
+			// Workload affinity groups are namespaced: only
+			// ResourceBindings have them.
+			r.groups = &groupSerializer{}
+			b = b.Watches(k.NewObject(), r.peerHandler())
+		}
+		err := b.
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			Watches(&tenancyv1alpha1.Tenant{}, r.tenantHandler()).
 			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), k.NewList)).
@@ -134,6 +141,9 @@ type reconciler struct {
 	gracePeriod time.Duration
 	restored    *restoreTracker
 	recorder    recorder.EventRecorder
+	// groups serializes the placements of workload affinity groups
+	// (nil for ClusterResourceBindings).
+	groups *groupSerializer
 }
 
 // Reconcile schedules one binding: get → skip if not ours → compute →
@@ -152,6 +162,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, nil
 	}
 
+	unlock := r.groups.lock(r.kind.Spec(obj))
+	defer unlock()
 	start := r.clock.Now()
 	result, requeue, err := r.schedule(ctx, obj)
 	latencySeconds.Observe(r.clock.Since(start).Seconds())
@@ -180,7 +192,11 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 		return resultError, 0, err
 	}
 	spec := r.kind.Spec(obj)
-	a := r.run(ctx, obj, clusters)
+	workloads, err := workloadGroups(ctx, r.client, obj, spec)
+	if err != nil {
+		return resultError, 0, err
+	}
+	a := r.run(ctx, obj, clusters, workloads)
 	sc, res, schedErr := a.sc, a.res, a.err
 
 	result := resultScheduled
@@ -225,6 +241,9 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 		}
 		if resultChanged {
 			logger.V(1).Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", res.Clusters)
+			if workloads != nil {
+				awaitCache(ctx, r.client, obj)
+			}
 		}
 		if a.tasksChanged() {
 			logger.V(0).Info("Eviction tasks ended", "binding", klog.KObj(obj), "returnedTo", a.returned, "completed", len(a.completed))

@@ -34,18 +34,24 @@ func NewSimulator(pluginSelection []string, reader client.Reader) (*Simulator, e
 // status (which it does not modify) over clusters, sorted by name.
 func (s *Simulator) Schedule(ctx context.Context, kind string, obj client.Object, spec *workv1alpha2.ResourceBindingSpec,
 	status *workv1alpha2.ResourceBindingStatus, clusters []*clusterv1alpha1.Cluster) (*framework.Result, error) {
-	return s.framework.Schedule(ctx, newContext(kind, obj, spec, status, clusters, tenantBoundary(ctx, s.reader, obj)))
+	workloads, err := workloadGroups(ctx, s.reader, obj, spec)
+	if err != nil {
+		return nil, err
+	}
+	return s.framework.Schedule(ctx, newContext(kind, obj, spec, status, clusters, tenantBoundary(ctx, s.reader, obj), workloads))
 }
 
 // newContext is the scheduling context of one attempt for a binding of
 // kind with the given spec and status.
 func newContext(kind string, obj client.Object, spec *workv1alpha2.ResourceBindingSpec,
-	status *workv1alpha2.ResourceBindingStatus, clusters []*clusterv1alpha1.Cluster, tenant *framework.TenantBoundary) *framework.SchedulingContext {
+	status *workv1alpha2.ResourceBindingStatus, clusters []*clusterv1alpha1.Cluster, tenant *framework.TenantBoundary,
+	workloads *framework.WorkloadGroups) *framework.SchedulingContext {
 	sc := framework.NewSchedulingContext(&framework.BindingView{
 		Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(),
 		UID: obj.GetUID(), Generation: obj.GetGeneration(),
 		Spec: spec, Status: status,
 	}, clusters)
 	sc.Tenant = tenant
+	sc.Workloads = workloads
 	return sc
 }

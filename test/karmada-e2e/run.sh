@@ -34,7 +34,6 @@ SKIP_FILES=(
   metrics_test.go              # Karmada components' metric names: replaced by atoll_* metrics
   remedy_test.go               # Remedy: gap
   schedule_multi_template_test.go # multi-component bindings (spec.components): gap
-  workloadaffinity_test.go     # workloadAffinity (inter-workload affinity): gap
   search_test.go               # karmada-search: gap
   workloadrebalancer_test.go   # WorkloadRebalancer: replaced by atoll's Rebalance
 )
@@ -48,7 +47,6 @@ SKIP_SPECS=(
   'suspend the PP dispatching'
   'adds dispatching event with a dispatching message'
   '\[BasicCase\] PropagationPolicy testing (Deployment|Service) propagation testing (deployment|service) propagation testing'
-  'Resource interpreter customization testing.*InterpretStatus testing'
   'creates work with permanent ID label'
   # Member HPAs share a Divided workload's HPA range (docs/rebalance.md):
   # Karmada gives every member the whole range; deliberate.

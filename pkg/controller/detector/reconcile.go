@@ -275,6 +275,7 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		Fingerprint: fingerprint(m),
 		Policy:      p,
 		Cluster:     !w.Namespaced,
+		Labels:      m.Labels,
 	}
 	// The fingerprint includes the customization reading the replicas, so
 	// that a changed script is run again on unchanged templates.

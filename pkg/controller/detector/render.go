@@ -31,12 +31,15 @@ type bindingInput struct {
 	// Cluster is true for a ClusterResourceBinding (cluster-scoped
 	// template).
 	Cluster bool
+	// Labels are the template's labels (placement.workloadAffinity groups
+	// workloads by one of them).
+	Labels map[string]string
 }
 
 // renderBinding makes meta and spec carry what the detector owns for in,
 // leaving what others own alone: spec.clusters (scheduler),
 // gracefulEvictionTasks, requiredBy, rescheduleTriggeredAt, components,
-// workloadAffinityGroups, suspension.scheduling, status,
+// suspension.scheduling, status,
 // and labels, annotations and owner references the detector does not set.
 // newID makes the binding's permanent id when it has none yet.
 func renderBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec, in bindingInput, newID func() string) {
@@ -92,6 +95,35 @@ func renderBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSp
 	spec.PreserveResourcesOnDeletion = copyBool(ps.PreserveResourcesOnDeletion)
 	spec.Suspension = suspension(ps.Suspension, spec.Suspension)
 	spec.SchedulePriority = in.SchedulePriority.DeepCopy()
+	spec.WorkloadAffinityGroups = nil
+	if !in.Cluster {
+		spec.WorkloadAffinityGroups = affinityGroups(ps.Placement.WorkloadAffinity, in.Labels)
+	}
+}
+
+// affinityGroups resolves placement.workloadAffinity against the
+// template's labels, as Karmada's detector does: each term whose label the
+// template carries names a group "<key>=<value>"; nil when none does.
+// ClusterResourceBindings get none (groups are namespaced).
+func affinityGroups(wa *policyv1alpha1.WorkloadAffinity, labels map[string]string) *workv1alpha2.WorkloadAffinityGroups {
+	if wa == nil {
+		return nil
+	}
+	var g workv1alpha2.WorkloadAffinityGroups
+	if wa.Affinity != nil {
+		if v, ok := labels[wa.Affinity.GroupByLabelKey]; ok {
+			g.AffinityGroup = wa.Affinity.GroupByLabelKey + "=" + v
+		}
+	}
+	if wa.AntiAffinity != nil {
+		if v, ok := labels[wa.AntiAffinity.GroupByLabelKey]; ok {
+			g.AntiAffinityGroup = wa.AntiAffinity.GroupByLabelKey + "=" + v
+		}
+	}
+	if g == (workv1alpha2.WorkloadAffinityGroups{}) {
+		return nil
+	}
+	return &g
 }
 
 // suspension is the policy's suspension with the binding's own

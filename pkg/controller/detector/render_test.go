@@ -307,3 +307,32 @@ func TestWithController(t *testing.T) {
 }
 
 var quantityCmp = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+
+func TestAffinityGroups(t *testing.T) {
+	aff := &policyv1alpha1.WorkloadAffinity{
+		Affinity:     &policyv1alpha1.WorkloadAffinityTerm{GroupByLabelKey: "app.group"},
+		AntiAffinity: &policyv1alpha1.WorkloadAntiAffinityTerm{GroupByLabelKey: "ha.group"},
+	}
+	for _, tc := range []struct {
+		name   string
+		wa     *policyv1alpha1.WorkloadAffinity
+		labels map[string]string
+		want   *workv1alpha2.WorkloadAffinityGroups
+	}{
+		{name: "no workloadAffinity", labels: map[string]string{"app.group": "a"}},
+		{name: "template without the labels", wa: aff, labels: map[string]string{"other": "x"}},
+		{name: "affinity only", wa: aff, labels: map[string]string{"app.group": "front"},
+			want: &workv1alpha2.WorkloadAffinityGroups{AffinityGroup: "app.group=front"}},
+		{name: "both", wa: aff, labels: map[string]string{"app.group": "front", "ha.group": "db"},
+			want: &workv1alpha2.WorkloadAffinityGroups{AffinityGroup: "app.group=front", AntiAffinityGroup: "ha.group=db"}},
+		{name: "empty value is a group", wa: aff, labels: map[string]string{"ha.group": ""},
+			want: &workv1alpha2.WorkloadAffinityGroups{AntiAffinityGroup: "ha.group="}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := affinityGroups(tc.wa, tc.labels)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("affinityGroups (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -48,6 +48,12 @@ const (
 	// ClusterPropagationPolicy that claims them.
 	BaselinePolicy = "atoll.dev/baseline-policy"
 
+	// WorkloadGroup indexes ResourceBindings by their workload affinity
+	// groups, AffinityKey and AntiAffinityKey of
+	// spec.workloadAffinityGroups, so the scheduler reads only the
+	// bindings of a group (with client.InNamespace: groups are namespaced).
+	WorkloadGroup = "atoll.dev/workload-group"
+
 	// CustomizationTarget indexes ResourceInterpreterCustomizations by
 	// their target, TargetKey(gvk).
 	CustomizationTarget = "atoll.dev/customization-target"
@@ -80,6 +86,9 @@ func Setup(ctx context.Context, fi FieldIndexer) error {
 		{&workv1alpha2.ClusterResourceBinding{}, BaselinePolicy, func(o client.Object) []string {
 			return baselinePolicy(o, &o.(*workv1alpha2.ClusterResourceBinding).Spec)
 		}},
+		{&workv1alpha2.ResourceBinding{}, WorkloadGroup, func(o client.Object) []string {
+			return WorkloadGroupKeys(o.(*workv1alpha2.ResourceBinding).Spec.WorkloadAffinityGroups)
+		}},
 		{&policyv1alpha1.PropagationPolicy{}, PolicySelectorGroupKind, func(o client.Object) []string {
 			return selectorKeys(o.(*policyv1alpha1.PropagationPolicy).Spec.ResourceSelectors)
 		}},
@@ -105,6 +114,26 @@ func Setup(ctx context.Context, fi FieldIndexer) error {
 		}
 	}
 	return nil
+}
+
+// AffinityKey and AntiAffinityKey are the WorkloadGroup index values of
+// an affinity and an anti-affinity group.
+func AffinityKey(group string) string     { return "affinity/" + group }
+func AntiAffinityKey(group string) string { return "anti-affinity/" + group }
+
+// WorkloadGroupKeys are the WorkloadGroup index values of g.
+func WorkloadGroupKeys(g *workv1alpha2.WorkloadAffinityGroups) []string {
+	if g == nil {
+		return nil
+	}
+	var out []string
+	if g.AffinityGroup != "" {
+		out = append(out, AffinityKey(g.AffinityGroup))
+	}
+	if g.AntiAffinityGroup != "" {
+		out = append(out, AntiAffinityKey(g.AntiAffinityGroup))
+	}
+	return out
 }
 
 func clustersOf(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) []string {

@@ -57,6 +57,11 @@ type SchedulingContext struct {
 	// selects. nil: a platform admin's policy, unbounded.
 	Tenant *TenantBoundary
 
+	// Workloads are the other workloads of the binding's workload
+	// affinity groups (spec.workloadAffinityGroups) and where they run.
+	// nil: the binding has no group.
+	Workloads *WorkloadGroups
+
 	previous      map[string]int32
 	evicting      map[string]struct{}
 	affinityStart int
@@ -208,4 +213,21 @@ func (sc *SchedulingContext) Excluded() []string {
 		}
 	}
 	return out
+}
+
+// WorkloadGroups is where the other workloads of a binding's affinity
+// groups (placement.workloadAffinity, resolved on the binding by the
+// detector) are placed: the other bindings of the same namespace and
+// group that have clusters. The controller reads them from its cache.
+type WorkloadGroups struct {
+	// AffinityGroup and AntiAffinityGroup are the binding's groups
+	// ("<label key>=<value>"; empty: none).
+	AffinityGroup, AntiAffinityGroup string
+	// Affinity holds the cluster set of each placed workload of the
+	// affinity group; a cluster must be in every one. Empty: the binding
+	// is the group's first, and goes anywhere.
+	Affinity []map[string]bool
+	// AntiAffinity is the union of the clusters the placed workloads of
+	// the anti-affinity group run on; no cluster of it may be used.
+	AntiAffinity map[string]bool
 }
