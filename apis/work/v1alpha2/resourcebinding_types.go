@@ -541,6 +541,18 @@ const (
 	// ReleasedAnnotation): the member objects are kept as they are and no
 	// longer synced. atoll's addition; absent while the template is claimed.
 	Released = "Released"
+
+	// Dispatching is False while the policy suspends dispatching
+	// (suspension.dispatching, or dispatchingOnClusters naming scheduled
+	// clusters) and True once it resumes, the condition Karmada keeps on
+	// each Work. Absent on a binding that was never suspended.
+	Dispatching = "Dispatching"
+)
+
+// Reasons of the Dispatching condition (Karmada's, on its Works).
+const (
+	BindingReasonSuspendDispatching = "SuspendDispatching"
+	BindingReasonDispatching        = "Dispatching"
 )
 
 // Reasons of the EvictionBlocked condition.

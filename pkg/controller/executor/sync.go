@@ -164,6 +164,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 
 	sum := summarize(status, results, kept, len(spec.Clusters), b.GetGeneration())
 	newStatus := sum.status
+	dispatching := setDispatching(&newStatus.Conditions, spec, b.GetGeneration())
 	errs = append(errs, sum.errs...)
 	interpretErr := sum.interpretErr
 	allApplied, allCurrent, reflected := sum.allApplied, sum.allCurrent, sum.aggregate
@@ -198,6 +199,9 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	if aggErr == nil && aggregated {
 		events.OnBindingAndTemplate(r.recorder, b, spec, false, events.AggregateStatusSucceed, "AggregateStatus",
 			"Update resource with AggregatedStatus successfully.")
+	}
+	if dispatching != nil {
+		events.OnBindingAndTemplate(r.recorder, b, spec, false, events.WorkDispatching, "Dispatch", "%s", dispatching.Message)
 	}
 	if wrote := written(results); wrote > 0 && len(errs) == 0 {
 		events.OnBindingAndTemplate(r.recorder, b, spec, false, events.SyncWorkSucceed, "Sync",
@@ -277,6 +281,44 @@ func (r *reconciler) notReady(ctx context.Context, cluster string) string {
 }
 
 func ptrTrue(b *bool) bool { return b != nil && *b }
+
+// Messages of the Dispatching condition and its WorkDispatching event.
+const (
+	dispatchingSuspendedMessage = "Dispatching is suspended: nothing is applied to or deleted from member clusters."
+	dispatchingResumedMessage   = "Dispatching resumed: the binding is being dispatched to member clusters."
+)
+
+// setDispatching keeps the Dispatching condition in conds: False while
+// dispatching is suspended for the binding or some of its clusters, True
+// once it resumes, absent on a binding never suspended. It returns the
+// condition when its status changed (the event to record), else nil.
+func setDispatching(conds *[]metav1.Condition, spec *workv1alpha2.ResourceBindingSpec, generation int64) *metav1.Condition {
+	var on []string
+	for _, t := range spec.Clusters {
+		if suspendedOn(spec, t.Name) {
+			on = append(on, t.Name)
+		}
+	}
+	prev := meta.FindStatusCondition(*conds, workv1alpha2.Dispatching)
+	cond := metav1.Condition{Type: workv1alpha2.Dispatching, ObservedGeneration: generation}
+	switch {
+	case spec.Suspension != nil && ptrTrue(spec.Suspension.Dispatching):
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.BindingReasonSuspendDispatching, dispatchingSuspendedMessage
+	case len(on) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha2.BindingReasonSuspendDispatching
+		cond.Message = fmt.Sprintf("Dispatching to cluster(s) %s is suspended.", strings.Join(on, ", "))
+	case prev == nil:
+		return nil
+	default:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, workv1alpha2.BindingReasonDispatching, dispatchingResumedMessage
+	}
+	changed := prev == nil || prev.Status != cond.Status
+	meta.SetStatusCondition(conds, cond)
+	if !changed {
+		return nil
+	}
+	return &cond
+}
 
 // suspendedOn reports whether dispatching to cluster alone is suspended
 // (suspension.dispatchingOnClusters).

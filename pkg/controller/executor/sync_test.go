@@ -2,6 +2,7 @@ package executor
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 )
@@ -134,4 +137,32 @@ func TestSummarize(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestSetDispatching(t *testing.T) {
+	clusters := []workv1alpha2.TargetCluster{{Name: "m1"}, {Name: "m2"}}
+	suspended := &workv1alpha2.Suspension{Suspension: policyv1alpha1.Suspension{Dispatching: ptr.To(true)}}
+	onM2 := &workv1alpha2.Suspension{Suspension: policyv1alpha1.Suspension{DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"m2", "m9"}}}}
+	var conds []metav1.Condition
+	step := func(s *workv1alpha2.Suspension, wantEvent bool, wantStatus metav1.ConditionStatus, wantMessage string) {
+		t.Helper()
+		ev := setDispatching(&conds, &workv1alpha2.ResourceBindingSpec{Clusters: clusters, Suspension: s}, 1)
+		if (ev != nil) != wantEvent {
+			t.Fatalf("event %v, want %v", ev, wantEvent)
+		}
+		cond := meta.FindStatusCondition(conds, workv1alpha2.Dispatching)
+		switch {
+		case wantStatus == "" && cond != nil:
+			t.Fatalf("condition %+v, want none", cond)
+		case wantStatus == "":
+		case cond == nil || cond.Status != wantStatus || !strings.Contains(cond.Message, wantMessage):
+			t.Fatalf("condition %+v, want %s with %q", cond, wantStatus, wantMessage)
+		}
+	}
+	step(nil, false, "", "")                                      // never suspended: no condition
+	step(suspended, true, metav1.ConditionFalse, "is suspended")  // suspends
+	step(suspended, false, metav1.ConditionFalse, "is suspended") // no second event
+	step(onM2, false, metav1.ConditionFalse, "cluster(s) m2 is suspended")
+	step(nil, true, metav1.ConditionTrue, "resumed")
+	step(nil, false, metav1.ConditionTrue, "resumed")
 }

@@ -33,6 +33,9 @@ const (
 	SyncWorkSucceed            = "SyncWorkSucceed"
 	SyncWorkFailed             = "SyncWorkFailed"
 	AggregateStatusSucceed     = "AggregateStatusSucceed"
+	// WorkDispatching: dispatching was suspended or resumed (Karmada
+	// records it on each Work).
+	WorkDispatching = "WorkDispatching"
 	// Dependencies: on the workload's template, its binding and the
 	// attached binding.
 	GetDependenciesSucceed                  = "GetDependenciesSucceed"

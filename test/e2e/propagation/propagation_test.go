@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
@@ -437,6 +439,9 @@ func TestSuspendedDispatching(t *testing.T) {
 		s := rb.Spec.Suspension
 		return s != nil && s.Dispatching != nil && *s.Dispatching, fmt.Sprintf("%+v", s)
 	})
+	rbKey := client.ObjectKey{Namespace: ns, Name: names.BindingName("Deployment", "nginx")}
+	waitDispatching(ctx, t, c, &workv1alpha2.ResourceBinding{}, rbKey, metav1.ConditionFalse, workv1alpha2.BindingReasonSuspendDispatching)
+	waitEvent(ctx, t, c, ns, "nginx", events.WorkDispatching, "Dispatching is suspended")
 	patch := client.MergeFrom(tpl.DeepCopy())
 	tpl.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
 	if err := c.Patch(ctx, tpl, patch); err != nil {
@@ -448,4 +453,89 @@ func TestSuspendedDispatching(t *testing.T) {
 	}
 	setSuspended(false)
 	framework.Eventually(t, 60*time.Second, "nginx:1.28 delivered after resuming", func() (bool, string) { return imageIn() == "nginx:1.28", imageIn() })
+	waitDispatching(ctx, t, c, &workv1alpha2.ResourceBinding{}, rbKey, metav1.ConditionTrue, workv1alpha2.BindingReasonDispatching)
+	waitEvent(ctx, t, c, ns, "nginx", events.WorkDispatching, "Dispatching resumed")
+}
+
+// TestSuspendedClusterDispatching is TestSuspendedDispatching through a
+// ClusterPropagationPolicy and a cluster-scoped template (Karmada's
+// "suspend the CPP dispatching", which reads its Works' Dispatching
+// condition; atoll keeps that condition on the binding): the
+// ClusterResourceBinding is suspended, says so, and the members' copies
+// keep the old rules until dispatching resumes.
+func TestSuspendedClusterDispatching(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	c := world.Client(t)
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-suspended"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}}},
+	}
+	cpp := utiltesting.MakePropagationPolicy("e2e-suspended", "").Select("rbac.authorization.k8s.io/v1", "ClusterRole", role.Name).
+		ClusterNames(members...).ClusterObj()
+	cpp.Spec.Suspension = &policyv1alpha1.Suspension{Dispatching: ptr.To(true)}
+	framework.CreateAndCleanup(t, c, role)
+	// Created suspended: nothing reaches the members.
+	framework.CreateAndCleanup(t, c, cpp)
+	key := client.ObjectKey{Name: names.BindingName("ClusterRole", role.Name)}
+	waitDispatching(ctx, t, c, &workv1alpha2.ClusterResourceBinding{}, key, metav1.ConditionFalse, workv1alpha2.BindingReasonSuspendDispatching)
+	var crb workv1alpha2.ClusterResourceBinding
+	if err := c.Get(ctx, key, &crb); err != nil {
+		t.Fatal(err)
+	}
+	if s := crb.Spec.Suspension; s == nil || !ptr.Deref(s.Dispatching, false) {
+		t.Fatalf("ClusterResourceBinding suspension %+v, want dispatching true", s)
+	}
+	for _, m := range members {
+		if _, err := world.MemberClientset(t, m).RbacV1().ClusterRoles().Get(ctx, role.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("%s has the ClusterRole while dispatching is suspended (err %v)", m, err)
+		}
+	}
+	framework.Update(t, c, cpp, func(p *policyv1alpha1.ClusterPropagationPolicy) { p.Spec.Suspension = nil })
+	waitDispatching(ctx, t, c, &workv1alpha2.ClusterResourceBinding{}, key, metav1.ConditionTrue, workv1alpha2.BindingReasonDispatching)
+	for _, m := range members {
+		framework.Eventually(t, time.Minute, "the ClusterRole in "+m+" once dispatching resumes", func() (bool, string) {
+			_, err := world.MemberClientset(t, m).RbacV1().ClusterRoles().Get(ctx, role.Name, metav1.GetOptions{})
+			return err == nil, errString(err)
+		})
+	}
+}
+
+// waitDispatching waits for the binding's Dispatching condition.
+func waitDispatching(ctx context.Context, t *testing.T, c client.Client, b client.Object, key client.ObjectKey, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	framework.Eventually(t, time.Minute, "Dispatching "+string(status)+"/"+reason+" on "+key.String(), func() (bool, string) {
+		if err := c.Get(ctx, key, b); err != nil {
+			return false, err.Error()
+		}
+		var conds []metav1.Condition
+		switch b := b.(type) {
+		case *workv1alpha2.ResourceBinding:
+			conds = b.Status.Conditions
+		case *workv1alpha2.ClusterResourceBinding:
+			conds = b.Status.Conditions
+		}
+		cond := meta.FindStatusCondition(conds, workv1alpha2.Dispatching)
+		if cond == nil {
+			return false, "no Dispatching condition"
+		}
+		return cond.Status == status && cond.Reason == reason, fmt.Sprintf("%s/%s: %s", cond.Status, cond.Reason, cond.Message)
+	})
+}
+
+// waitEvent waits for an event of reason on the object ns/name whose
+// message contains want.
+func waitEvent(ctx context.Context, t *testing.T, c client.Client, ns, name, reason, want string) {
+	t.Helper()
+	framework.Eventually(t, time.Minute, reason+" event on "+ns+"/"+name, func() (bool, string) {
+		msgs, err := framework.EventMessages(ctx, c, ns, name, reason)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, m := range msgs {
+			if strings.Contains(m, want) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("messages %q", msgs)
+	})
 }
