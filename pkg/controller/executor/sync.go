@@ -196,7 +196,13 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	}
 	interpreter.RecordFailure(&newStatus.Conditions, b.GetGeneration(), interpretErr, executorOperations...)
 
-	if aggErr == nil && aggregated {
+	// Karmada records AggregateStatusSucceed on every aggregation; atoll
+	// on a template status write, or, for a kind with nothing to aggregate
+	// (a ClusterIP Service), when the binding's status changes with every
+	// cluster current — never on an unchanged resync, so restarts stay
+	// silent.
+	complete := allCurrent && allApplied && !suspended && !equality.Semantic.DeepEqual(status.AggregatedStatus, newStatus.AggregatedStatus)
+	if aggErr == nil && (aggregated || complete) {
 		events.OnBindingAndTemplate(r.recorder, b, spec, false, events.AggregateStatusSucceed, "AggregateStatus",
 			"Update resource with AggregatedStatus successfully.")
 	}
