@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
@@ -86,6 +87,21 @@ func TestKarmadaEvents(t *testing.T) {
 				}
 			}
 			return true, ""
+		})
+	}
+	// An update reaches every member (the BasicCase specs' last step).
+	svc := &corev1.Service{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "svc"}, svc); err != nil {
+		t.Fatal(err)
+	}
+	framework.Update(t, c, svc, func(s *corev1.Service) { s.Spec.Ports[0].Port = 8080 })
+	for _, m := range members {
+		framework.Eventually(t, time.Minute, "port 8080 in "+m, func() (bool, string) {
+			got, err := world.MemberClientset(t, m).CoreV1().Services(ns).Get(ctx, "svc", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return got.Spec.Ports[0].Port == 8080, fmt.Sprint("port ", got.Spec.Ports[0].Port)
 		})
 	}
 	have, _ := framework.EventReasons(ctx, c, ns, "web")
