@@ -116,6 +116,7 @@ var rules = map[Operation]func(r *configv1alpha1.CustomizationRules) *configv1al
 	DependencyInterpretation: func(r *configv1alpha1.CustomizationRules) *configv1alpha1.LuaScript {
 		return r.DependencyInterpretation
 	},
+	ComponentResource: func(r *configv1alpha1.CustomizationRules) *configv1alpha1.LuaScript { return r.ComponentResource },
 }
 
 // scriptOf is the Lua source of op's rule, "" when there is none.

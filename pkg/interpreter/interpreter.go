@@ -48,6 +48,7 @@ const (
 	StatusAggregation        Operation = "statusAggregation"
 	HealthInterpretation     Operation = "healthInterpretation"
 	DependencyInterpretation Operation = "dependencyInterpretation"
+	ComponentResource        Operation = "componentResource"
 )
 
 // Error is a customization's script failing. It names the customization and

@@ -71,8 +71,9 @@ type CustomizationRules struct {
 	// +optional
 	ReplicaResource *LuaScript `json:"replicaResource,omitempty"`
 
-	// componentResource describes multi-component workloads (Karmada's
-	// GetComponents). atoll accepts it and does not run it yet.
+	// componentResource describes a multi-component workload's components:
+	// function GetComponents(desiredObj) returns a list of {name, replicas,
+	// replicaRequirements}, recorded in the binding's spec.components.
 	// +optional
 	ComponentResource *LuaScript `json:"componentResource,omitempty"`
 

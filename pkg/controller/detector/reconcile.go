@@ -281,6 +281,9 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 	// that a changed script is run again on unchanged templates.
 	interp := d.opts.Interpreter
 	version := interp.Version(ctx, w.GVK(), interpreter.ReplicaResource)
+	if v := interp.Version(ctx, w.GVK(), interpreter.ComponentResource); v != "" {
+		version += "+" + v
+	}
 	in.Fingerprint = withVersion(in.Fingerprint, version)
 	priority, err := d.schedulePriority(ctx, p)
 	if err != nil {
@@ -295,8 +298,8 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		// about it without reading the full template again.
 		spec := bindingSpec(existing)
 		in.Resource.ResourceVersion = spec.Resource.ResourceVersion
-		in.Workload = workload{Replicas: spec.Replicas, Requirements: spec.ReplicaRequirements}
-	} else if interp.HasReplicas(ctx, w.GVK()) {
+		in.Workload = workload{Replicas: spec.Replicas, Requirements: spec.ReplicaRequirements, Components: spec.Components}
+	} else if hasReplicas, hasComponents := interp.HasReplicas(ctx, w.GVK()), interp.HasComponents(ctx, w.GVK()); hasReplicas || hasComponents {
 		if full == nil {
 			var err error
 			full, err = d.dynamic.Resource(w.GVR).Namespace(m.Namespace).Get(ctx, m.Name, metav1.GetOptions{})
@@ -308,6 +311,10 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 			}
 		}
 		replicas, requirements, err := interp.Replicas(ctx, full)
+		var components []workv1alpha2.Component
+		if err == nil && hasComponents {
+			components, err = interp.Components(ctx, full)
+		}
 		if _, ok := interpreter.AsError(err); ok {
 			// The kind's script fails: the binding says so and keeps the
 			// replicas it had (none for a new one, which the scheduler then
@@ -315,7 +322,7 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 			interpretErr = err
 			if existing != nil {
 				spec := bindingSpec(existing)
-				replicas, requirements = spec.Replicas, spec.ReplicaRequirements
+				replicas, requirements, components = spec.Replicas, spec.ReplicaRequirements, spec.Components
 			}
 		} else if err != nil {
 			return err
@@ -325,8 +332,8 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 			// which has no namespace.
 			requirements.Namespace = m.Namespace
 		}
-		in.Workload = workload{Replicas: replicas, Requirements: requirements}
-		in.ReplicasRead = interpretErr == nil
+		in.Workload = workload{Replicas: replicas, Requirements: requirements, Components: components}
+		in.ReplicasRead = interpretErr == nil && hasReplicas
 		in.Resource.UID, in.Resource.ResourceVersion = full.GetUID(), full.GetResourceVersion()
 		in.Fingerprint = withVersion(fingerprint(full), version)
 	} else if full != nil {

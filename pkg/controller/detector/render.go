@@ -11,6 +11,8 @@ import (
 type workload struct {
 	Replicas     int32
 	Requirements *workv1alpha2.ReplicaRequirements
+	// Components of a multi-component workload (nil for others).
+	Components []workv1alpha2.Component
 }
 
 // bindingInput is what a binding is rendered from.
@@ -38,7 +40,7 @@ type bindingInput struct {
 
 // renderBinding makes meta and spec carry what the detector owns for in,
 // leaving what others own alone: spec.clusters (scheduler),
-// gracefulEvictionTasks, requiredBy, rescheduleTriggeredAt, components,
+// gracefulEvictionTasks, requiredBy, rescheduleTriggeredAt,
 // suspension.scheduling, status,
 // and labels, annotations and owner references the detector does not set.
 // newID makes the binding's permanent id when it has none yet.
@@ -87,6 +89,10 @@ func renderBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSp
 	spec.Resource = in.Resource
 	spec.Replicas = in.Workload.Replicas
 	spec.ReplicaRequirements = in.Workload.Requirements.DeepCopy()
+	spec.Components = nil
+	for i := range in.Workload.Components {
+		spec.Components = append(spec.Components, *in.Workload.Components[i].DeepCopy())
+	}
 	spec.PropagateDeps = ps.PropagateDeps
 	spec.Placement = ps.Placement.DeepCopy()
 	spec.SchedulerName = ps.SchedulerName

@@ -226,3 +226,45 @@ func sorted(m map[string]int32) []workv1alpha2.TargetCluster {
 	slices.SortFunc(out, func(a, b workv1alpha2.TargetCluster) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// ComponentsFit reports whether all of a multi-component workload's
+// replicas (every component's replicas × its request, and one pod each)
+// fit in cluster's free resources at once, from its resourceSummary, as
+// Karmada's estimator answers for a multi-component workload placed on one
+// cluster. A cluster without a summary does not fit (nothing is known to
+// be free). It returns the first resource that does not fit.
+func ComponentsFit(cluster *clusterv1alpha1.Cluster, components []workv1alpha2.Component) (bool, corev1.ResourceName) {
+	summary := cluster.Status.ResourceSummary
+	if summary == nil {
+		return false, "resourceSummary"
+	}
+	want := map[corev1.ResourceName]int64{}
+	var pods int64
+	for _, c := range components {
+		pods += int64(c.Replicas)
+		if c.ReplicaRequirements == nil {
+			continue
+		}
+		for name, q := range c.ReplicaRequirements.ResourceRequest {
+			v := q.Value()
+			if name == corev1.ResourceCPU {
+				v = q.MilliValue()
+			}
+			want[name] += v * int64(c.Replicas)
+		}
+	}
+	if _, ok := summary.Allocatable[corev1.ResourcePods]; ok && pods > free(summary, corev1.ResourcePods, false) {
+		return false, corev1.ResourcePods
+	}
+	names := make([]corev1.ResourceName, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if want[name] > free(summary, name, name == corev1.ResourceCPU) {
+			return false, name
+		}
+	}
+	return true, ""
+}

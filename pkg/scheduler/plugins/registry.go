@@ -7,6 +7,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/clusteraffinity"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/clustereviction"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/clusterlocality"
+	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/componentfit"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/replicaassignment"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/spreadconstraint"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/tainttoleration"
@@ -28,6 +29,7 @@ func NewInTreeRegistry() framework.Registry {
 		{Name: clustereviction.Name, Factory: clustereviction.New},
 		{Name: tainttoleration.Name, Factory: tainttoleration.New},
 		{Name: apienablement.Name, Factory: apienablement.New},
+		{Name: componentfit.Name, Factory: componentfit.New},
 		{Name: spreadconstraint.Name, Factory: spreadconstraint.New},
 		{Name: clusterlocality.Name, Factory: clusterlocality.New},
 		{Name: replicaassignment.Name, Factory: replicaassignment.New},
