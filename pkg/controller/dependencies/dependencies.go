@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -139,6 +140,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Named("dependencies").
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(r.mapBinding),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, reachedChanged()))).
+		Watches(&workv1alpha2.ResourceBinding{}, r.forgetDeleted()).
 		WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} })).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection()})
 	for _, kind := range dependencyKinds {
@@ -572,6 +574,15 @@ func (r *reconciler) complete(ctx context.Context, spec *workv1alpha2.ResourceBi
 		conflicts = append(conflicts, "PreserveResourcesOnDeletion conflicted (true vs false)")
 	}
 	return conflicts, nil
+}
+
+// forgetDeleted drops the conflict noted for an attached binding once it
+// is deleted by anyone (its template's deletion, a user), so the notes do
+// not outlive their bindings. It enqueues nothing.
+func (r *reconciler) forgetDeleted() handler.EventHandler {
+	return handler.Funcs{DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		r.reported.Delete(client.ObjectKeyFromObject(e.Object))
+	}}
 }
 
 // conflicted records Karmada's DependencyPolicyConflict on attached binding
