@@ -47,7 +47,7 @@ func (r *reconciler) run(ctx context.Context, obj client.Object, clusters []*clu
 		byName[c.Name] = c
 	}
 	a := &attempt{tasks: spec.GracefulEvictionTasks}
-	tenant := tenantBoundary(ctx, r.client, obj)
+	tenant := tenantBoundary(ctx, r.client, obj, spec)
 
 	// returnable: tasks whose cluster is healthy again; waiting: those of
 	// them the placement wants back but the bucket has no token for yet —

@@ -38,7 +38,7 @@ func (s *Simulator) Schedule(ctx context.Context, kind string, obj client.Object
 	if err != nil {
 		return nil, err
 	}
-	return s.framework.Schedule(ctx, newContext(kind, obj, spec, status, clusters, tenantBoundary(ctx, s.reader, obj), workloads))
+	return s.framework.Schedule(ctx, newContext(kind, obj, spec, status, clusters, tenantBoundary(ctx, s.reader, obj, spec), workloads))
 }
 
 // newContext is the scheduling context of one attempt for a binding of

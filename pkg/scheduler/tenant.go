@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -16,8 +17,10 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/scheduler/framework"
 	"github.com/atoll-dev/atoll/pkg/tenancy"
+	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 // tenantBoundary is the boundary of the PropagationPolicy that claims the
@@ -25,10 +28,11 @@ import (
 // template or policy, or no reader). It is read from the claim annotations
 // the detector writes on the binding and the policy's own tenant record;
 // when the Tenants cannot be read the boundary is closed, never open.
-func tenantBoundary(ctx context.Context, c client.Reader, obj client.Object) *framework.TenantBoundary {
+func tenantBoundary(ctx context.Context, c client.Reader, obj client.Object, spec *workv1alpha2.ResourceBindingSpec) *framework.TenantBoundary {
 	a := obj.GetAnnotations()
 	ns, name := a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], a[policyv1alpha1.PropagationPolicyNameAnnotation]
-	if c == nil || obj.GetNamespace() == "" || name == "" {
+	provisioned := autoProvisionedNamespace(obj, spec)
+	if c == nil || (provisioned == "" && (obj.GetNamespace() == "" || name == "")) {
 		return nil
 	}
 	set, err := tenancy.Load(ctx, c)
@@ -38,6 +42,9 @@ func tenantBoundary(ctx context.Context, c client.Reader, obj client.Object) *fr
 	}
 	if set.Empty() {
 		return nil
+	}
+	if provisioned != "" {
+		return namespaceBoundary(set, provisioned)
 	}
 	var pp policyv1alpha1.PropagationPolicy
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pp); err != nil {
@@ -50,6 +57,36 @@ func tenantBoundary(ctx context.Context, c client.Reader, obj client.Object) *fr
 		return nil
 	}
 	return &framework.TenantBoundary{Tenant: b.Name(), Reason: b.Reason, Allows: b.AllowsCluster}
+}
+
+// autoProvisionedNamespace is the namespace an auto-provision
+// ClusterResourceBinding places ("" for any other binding).
+func autoProvisionedNamespace(obj client.Object, spec *workv1alpha2.ResourceBindingSpec) string {
+	if obj.GetNamespace() != "" || obj.GetLabels()[workv1alpha2.NamespaceAutoProvisionLabel] != "true" ||
+		spec.Resource.Kind != "Namespace" || spec.Resource.APIVersion != "v1" {
+		return ""
+	}
+	return spec.Resource.Name
+}
+
+// namespaceBoundary bounds the auto-provisioning of a namespace that
+// Tenants list to the union of their cluster sets: the namespace goes
+// where its tenants' workloads may go, and not to the other teams'
+// clusters (docs/design/0011-tenant-boundaries.md). A namespace no tenant
+// lists goes everywhere, as in Karmada.
+func namespaceBoundary(set *tenancy.Set, namespace string) *framework.TenantBoundary {
+	tenants := set.TenantsOf(namespace)
+	if len(tenants) == 0 {
+		return nil
+	}
+	return &framework.TenantBoundary{Tenant: strings.Join(tenants, "+"), Allows: func(c *clusterv1alpha1.Cluster) bool {
+		for _, t := range tenants {
+			if tn := set.Get(t); tn != nil && tenancy.InClusterSet(tn, c) {
+				return true
+			}
+		}
+		return false
+	}}
 }
 
 // withTenantNote adds to a successful attempt's message which clusters the
@@ -69,7 +106,14 @@ func (r *reconciler) tenantHandler() handler.EventHandler {
 	type q = workqueue.TypedRateLimitingInterface[reconcile.Request]
 	enqueue := func(ctx context.Context, q q, objs ...any) {
 		namespaces := tenancy.NamespacesOf(objs...)
-		if len(namespaces) == 0 || r.kind.Kind() != "ResourceBinding" {
+		if len(namespaces) == 0 {
+			return
+		}
+		if r.kind.Kind() != "ResourceBinding" {
+			// The auto-provision bindings of the namespaces themselves.
+			for ns := range namespaces {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: names.BindingName("Namespace", ns)}})
+			}
 			return
 		}
 		for _, req := range r.bindings(ctx, nil) {

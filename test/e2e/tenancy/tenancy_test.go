@@ -352,3 +352,35 @@ func TestAmbiguityReported(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespacesProvisionedToTenantClusters: a namespace a Tenant lists is
+// auto-provisioned only to that tenant's clusters (the union of the sets
+// when several tenants share it); one no tenant lists goes to every
+// cluster, as in Karmada. team-a's namespace existed before its Tenant:
+// it is withdrawn from member2, where team-a may place nothing.
+func TestNamespacesProvisionedToTenantClusters(t *testing.T) {
+	teams(t)
+	want := map[string]string{"team-a": "member1", "team-b": "member2", "shared": "member1,member2", "ops": "member1,member2"}
+	for ns, on := range want {
+		framework.Eventually(t, 2*time.Minute, "namespace "+ns+" on exactly "+on, func() (bool, string) {
+			var got []string
+			for _, m := range []string{"member1", "member2"} {
+				n, err := world.MemberClientset(t, m).CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+				switch {
+				case err == nil && n.DeletionTimestamp.IsZero():
+					got = append(got, m)
+				case err != nil && !apierrors.IsNotFound(err):
+					return false, err.Error()
+				}
+			}
+			return strings.Join(got, ",") == on, fmt.Sprintf("on %v", got)
+		})
+	}
+	var crb workv1alpha2.ClusterResourceBinding
+	if err := world.Client(t).Get(context.Background(), client.ObjectKey{Name: names.BindingName("Namespace", "team-a")}, &crb); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(crb.Status.Conditions, workv1alpha2.Scheduled); c == nil || !strings.Contains(c.Message, "Tenant team-a's cluster set keeps it off member2") {
+		t.Errorf("team-a namespace's Scheduled condition %+v, want one naming the tenant's cluster set", c)
+	}
+}
