@@ -93,6 +93,10 @@ type Options struct {
 	// BindingStatusWindow is the executor's status coalescing window (0:
 	// default 3s).
 	BindingStatusWindow time.Duration
+	// WithdrawWhenNoFit removes a placed workload from the clusters that
+	// no longer match its cluster affinity when none matches (Karmada's
+	// behaviour; default false keeps the placement).
+	WithdrawWhenNoFit bool
 	// Failover configures cluster and application failover (zero values:
 	// defaults; see pkg/controller/failover).
 	Failover FailoverOptions
@@ -172,7 +176,8 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		// its work (one writer per binding); this entry only selects it.
 		{Name: NamespaceSync},
 		{Name: "scheduler", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod, Shards: shards})
+			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod, Shards: shards,
+				WithdrawWhenNoFit: opts.WithdrawWhenNoFit})
 		}},
 		{Name: failover.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return failover.Setup(ctx, mgr, failover.Options{

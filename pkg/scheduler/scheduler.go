@@ -78,6 +78,11 @@ type Options struct {
 	// Shards limits the scheduler to the bindings of the shards this
 	// process holds (nil: all bindings, on the elected leader).
 	Shards *shard.Owner
+	// WithdrawWhenNoFit: when no cluster matches a placed binding's
+	// cluster affinity any more, clear its clusters (Karmada's behaviour)
+	// instead of keeping them; a policy's WhenNoClusterFitsAnnotation
+	// overrides it.
+	WithdrawWhenNoFit bool
 }
 
 func (o *Options) defaults() {
@@ -108,7 +113,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	for _, k := range bindingkind.Both {
 		r := &reconciler{client: mgr.GetClient(), kind: k, framework: fw, clock: opts.Clock,
 			limiter: opts.Limiter, gracePeriod: opts.GracePeriod, restored: restored,
-			recorder: mgr.GetEventRecorder("atoll-scheduler")}
+			recorder: mgr.GetEventRecorder("atoll-scheduler"), withdrawWhenNoFit: opts.WithdrawWhenNoFit}
 		b := ctrl.NewControllerManagedBy(mgr).
 			Named("scheduler-"+strings.ToLower(k.Kind())).
 			Watches(k.NewObject(), byPriority(k), builder.WithPredicates(needsScheduling(k)))
@@ -144,6 +149,8 @@ type reconciler struct {
 	// groups serializes the placements of workload affinity groups
 	// (nil for ClusterResourceBindings).
 	groups *groupSerializer
+	// withdrawWhenNoFit is Options.WithdrawWhenNoFit.
+	withdrawWhenNoFit bool
 }
 
 // Reconcile schedules one binding: get → skip if not ours → compute →
@@ -224,6 +231,12 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 	var target string
 	if schedErr == nil {
 		resultChanged, targetChanged, target = r.handoff(ctx, obj, spec, res.Clusters, clusters)
+	} else if len(spec.Clusters) > 0 && deselected(schedErr, spec.Clusters) && r.withdrawsWhenNoFit(ctx, obj) {
+		// Karmada's behaviour, opted into: the user's selection left every
+		// placed cluster, so the workload leaves them.
+		res = &framework.Result{}
+		resultChanged = true
+		logger.V(0).Info("No cluster matches the placement any more; withdrawing", "binding", klog.KObj(obj), "from", resultString(spec.Clusters))
 	}
 	if resultChanged || targetChanged || a.tasksChanged() {
 		base := obj.DeepCopyObject().(client.Object)
@@ -488,9 +501,16 @@ func (r *reconciler) handoff(ctx context.Context, obj client.Object, spec *workv
 	return !sameTargets(spec.Clusters, result), hasTarget, ""
 }
 
-// optedOut reports whether the policy claiming the binding's template asks
-// for immediate moves (rebalance.ModeAnnotation).
+// optedOut reports whether the policy claiming the binding's template
+// asks for immediate moves (rebalance.ModeAnnotation).
 func (r *reconciler) optedOut(ctx context.Context, obj client.Object) bool {
+	policy := r.policyOf(ctx, obj)
+	return policy != nil && policy.GetAnnotations()[rebalance.ModeAnnotation] == rebalance.ModeImmediate
+}
+
+// policyOf reads the (Cluster)PropagationPolicy claiming the binding's
+// template from the cache (nil: none, or gone).
+func (r *reconciler) policyOf(ctx context.Context, obj client.Object) client.Object {
 	a := obj.GetAnnotations()
 	var policy client.Object
 	var key client.ObjectKey
@@ -502,12 +522,12 @@ func (r *reconciler) optedOut(ctx context.Context, obj client.Object) bool {
 		policy = &policyv1alpha1.ClusterPropagationPolicy{}
 		key = client.ObjectKey{Name: a[policyv1alpha1.ClusterPropagationPolicyAnnotation]}
 	default:
-		return false
+		return nil
 	}
 	if err := r.client.Get(ctx, key, policy); err != nil {
-		return false
+		return nil
 	}
-	return policy.GetAnnotations()[rebalance.ModeAnnotation] == rebalance.ModeImmediate
+	return policy
 }
 
 // resultString is a placement as Karmada's schedule event prints it:

@@ -35,4 +35,13 @@ const (
 	// released template keeps running in the members, as in Karmada. atoll's
 	// addition.
 	WithdrawOnReleaseAnnotation = "atoll.dev/withdraw-on-release"
+
+	// WhenNoClusterFitsAnnotation on a PropagationPolicy or
+	// ClusterPropagationPolicy says what happens to its placed workloads
+	// when no cluster matches the placement's cluster affinity any more:
+	// "Keep" (atoll's default: the placement stays) or "Withdraw"
+	// (Karmada's behaviour: the workload is removed from the clusters that
+	// no longer match). It overrides the controller-manager's
+	// --when-no-cluster-fits. atoll's addition.
+	WhenNoClusterFitsAnnotation = "atoll.dev/when-no-cluster-fits"
 )

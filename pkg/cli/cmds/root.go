@@ -75,6 +75,7 @@ type Manager struct {
 	Failover                Failover
 	RebalanceMaxInFlight    int32
 	RebalanceSettleWindow   time.Duration
+	WhenNoClusterFits       string
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
 	PprofBindAddress        string
@@ -137,7 +138,11 @@ func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderEle
 	m.Failover.addFlags(cmd)
 	fs.Int32Var(&m.RebalanceMaxInFlight, "rebalance-max-in-flight", 1000, "replicas that gradual moves (Rebalances) may add at once across the fleet before their sources shrink; further steps queue; 0 means unlimited")
 	fs.DurationVar(&m.RebalanceSettleWindow, "rebalance-settle-window", 3*time.Second, "how long a workload's new target must stay unchanged before a gradual move steps, so weight and replica edits arriving together make one plan")
+	fs.StringVar(&m.WhenNoClusterFits, "when-no-cluster-fits", "Keep", "what happens to a placed workload when no cluster matches its policy's cluster affinity any more: Keep (the placement stays) or Withdraw (removed from the clusters that no longer match, as Karmada does); a policy's atoll.dev/when-no-cluster-fits annotation overrides it")
 	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if m.WhenNoClusterFits != "Keep" && m.WhenNoClusterFits != "Withdraw" {
+			return fmt.Errorf("--when-no-cluster-fits: %q is not Keep or Withdraw", m.WhenNoClusterFits)
+		}
 		if m.BindingStatusWindow < 0 {
 			return fmt.Errorf("--binding-status-coalesce-window: must not be negative, got %v", m.BindingStatusWindow)
 		}

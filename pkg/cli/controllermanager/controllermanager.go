@@ -57,6 +57,7 @@ func ManagerOptions(m cmds.Manager) manager.Options {
 		ClusterFailureThreshold: m.ClusterFailureThreshold,
 		MemberSweepPeriod:       m.MemberSweepPeriod,
 		BindingStatusWindow:     m.BindingStatusWindow,
+		WithdrawWhenNoFit:       m.WhenNoClusterFits == "Withdraw",
 		Failover: manager.FailoverOptions{
 			NoScheduleOnly:            !m.Failover.NoExecuteTaints,
 			PurgeMode:                 policyv1alpha1.PurgeMode(m.Failover.PurgeMode),
