@@ -7,13 +7,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
@@ -105,23 +103,7 @@ func componentsString(comps []workv1alpha2.Component) string {
 }
 
 func flinkCRD() *unstructured.Unstructured {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&apiextensionsv1.CustomResourceDefinition{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
-		ObjectMeta: metav1.ObjectMeta{Name: "flinkdeployments.flink.apache.org"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "flink.apache.org", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "flinkdeployments", Singular: "flinkdeployment",
-				Kind: "FlinkDeployment", ListKind: "FlinkDeploymentList"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptrTrue(),
-				}}}},
-		},
-	})
-	if err != nil {
-		panic(err)
-	}
-	return &unstructured.Unstructured{Object: m}
+	return schemalessCRD("flink.apache.org", "v1beta1", "FlinkDeployment", "flinkdeployments")
 }
 
 // flink is a FlinkDeployment as Karmada's e2e spec writes one: the task
