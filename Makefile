@@ -57,7 +57,7 @@ generate:
 bench: build
 	ATOLL_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m ./bench/...
 
-# Karmada's own e2e suite against `atoll up --members 3` (most of an hour;
+# Karmada's own e2e suite against `atoll up --members 3` (about half an hour;
 # docs/karmada-compat.md). Results in _output/karmada-e2e/summary.md.
 karmada-e2e:
 	test/karmada-e2e/run.sh

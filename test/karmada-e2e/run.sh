@@ -7,7 +7,8 @@
 # karmada-apiserver, karmada-host, member1..3), runs the suite with the skip
 # list below and writes the summary. Everything lands in $OUT
 # (default _output/karmada-e2e): report.json, summary.md, suite.log, atoll/.
-# Takes most of an hour on 2 cores; not part of `make test`.
+# Takes about half an hour on 2 cores (each failing spec adds up to 7 min);
+# not part of `make test`.
 #
 # Harness-only settings (docs/karmada-compat.md lists them): the contexts
 # above, members of one node each (Karmada's e2e members' shape),
