@@ -49,6 +49,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/interpreter/script"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/shard"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
 	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
@@ -158,6 +159,12 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 	if Enabled("executor", opts.Controllers) {
 		finalizer = workv1alpha2.CleanupFinalizer
 	}
+	// A new placement's status goes out with the executor's first write
+	// when both run here (one binding status write instead of two).
+	var handoff *bindingkind.Handoff
+	if Enabled("executor", opts.Controllers) && Enabled("scheduler", opts.Controllers) {
+		handoff = bindingkind.NewHandoff(0)
+	}
 	return []Controller{
 		{Name: "cluster", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return cluster.Setup(ctx, mgr, cc, cluster.Options{
@@ -177,7 +184,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		{Name: NamespaceSync},
 		{Name: "scheduler", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod, Shards: shards,
-				WithdrawWhenNoFit: opts.WithdrawWhenNoFit})
+				WithdrawWhenNoFit: opts.WithdrawWhenNoFit, Handoff: handoff})
 		}},
 		{Name: failover.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return failover.Setup(ctx, mgr, failover.Options{
@@ -189,7 +196,8 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		}},
 		{Name: "executor", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, StatusInterval: opts.BindingStatusWindow,
-				Interpreter: interp, Templates: templates, Shards: shards, NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers)})
+				Interpreter: interp, Templates: templates, Shards: shards, NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers),
+				Handoff: handoff})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp, BindingFinalizer: finalizer, Shards: shards})

@@ -22,11 +22,18 @@ var (
 		Help:    "Duration of a scheduling attempt of one binding, from reading the clusters to the last write.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18), // 100µs … 13s
 	})
+	handoffsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "atoll_scheduler_status_handoffs_total",
+		Help: "Statuses of new placements handed to the executor's write (handed), and those the scheduler wrote itself because the executor had not within the handoff timeout (timed-out).",
+	}, []string{"outcome"})
 )
 
 func init() {
 	for _, r := range []string{resultScheduled, resultUnschedulable, resultError} {
 		attemptsTotal.WithLabelValues(r)
 	}
-	ctrlmetrics.Registry.MustRegister(attemptsTotal, latencySeconds)
+	for _, o := range []string{"handed", "timed-out"} {
+		handoffsTotal.WithLabelValues(o)
+	}
+	ctrlmetrics.Registry.MustRegister(attemptsTotal, latencySeconds, handoffsTotal)
 }

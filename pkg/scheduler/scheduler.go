@@ -83,6 +83,10 @@ type Options struct {
 	// instead of keeping them; a policy's WhenNoClusterFitsAnnotation
 	// overrides it.
 	WithdrawWhenNoFit bool
+	// Handoff, when the executor runs in this process, takes the status
+	// of a new placement to the executor's write of the applied status
+	// instead of a write of its own (nil: the scheduler writes it).
+	Handoff *bindingkind.Handoff
 }
 
 func (o *Options) defaults() {
@@ -113,7 +117,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	for _, k := range bindingkind.Both {
 		r := &reconciler{client: mgr.GetClient(), kind: k, framework: fw, clock: opts.Clock,
 			limiter: opts.Limiter, gracePeriod: opts.GracePeriod, restored: restored,
-			recorder: mgr.GetEventRecorder("atoll-scheduler"), withdrawWhenNoFit: opts.WithdrawWhenNoFit}
+			recorder: mgr.GetEventRecorder("atoll-scheduler"), withdrawWhenNoFit: opts.WithdrawWhenNoFit,
+			statusHandoff: opts.Handoff}
 		b := ctrl.NewControllerManagedBy(mgr).
 			Named("scheduler-"+strings.ToLower(k.Kind())).
 			Watches(k.NewObject(), byPriority(k), builder.WithPredicates(needsScheduling(k)))
@@ -151,6 +156,8 @@ type reconciler struct {
 	groups *groupSerializer
 	// withdrawWhenNoFit is Options.WithdrawWhenNoFit.
 	withdrawWhenNoFit bool
+	// statusHandoff is Options.Handoff.
+	statusHandoff *bindingkind.Handoff
 }
 
 // Reconcile schedules one binding: get → skip if not ours → compute →
@@ -266,6 +273,11 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 
 	base := obj.DeepCopyObject().(client.Object)
 	spec, status := r.kind.Spec(obj), r.kind.Status(obj)
+	// A part handed to the executor counts as written while it is pending.
+	pending, hasPending := r.statusHandoff.Pending(obj.GetUID(), obj.GetGeneration())
+	if hasPending {
+		pending.ApplyTo(status)
+	}
 	now := metav1.NewTime(r.clock.Now())
 	status.SchedulerObservedGeneration = obj.GetGeneration()
 	status.SchedulerObservedAffinityName = sc.AffinityName
@@ -278,11 +290,32 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 	cond.ObservedGeneration = obj.GetGeneration()
 	cond.LastTransitionTime = now
 	meta.SetStatusCondition(&status.Conditions, cond)
+	part := bindingkind.ScheduledOf(status, obj.GetGeneration())
+	if r.statusHandoff != nil && resultChanged && schedErr == nil {
+		// A new placement: the executor's first write of this generation's
+		// status carries the Scheduled condition too (one write, not two).
+		part.Since = now.Time
+		r.statusHandoff.Put(obj.GetUID(), part)
+		handoffsTotal.WithLabelValues("handed").Inc()
+		events.OnBindingAndTemplate(r.recorder, obj, spec, false, events.ScheduleBindingSucceed, "Schedule",
+			"Binding has been scheduled successfully. Result: %s", resultString(spec.Clusters))
+		return result, sooner(a.requeue, r.statusHandoff.Timeout()), nil
+	}
+	if hasPending && part.Same(pending) {
+		if left := r.statusHandoff.Timeout() - r.clock.Since(pending.Since); left > 0 {
+			return result, sooner(a.requeue, left), nil
+		}
+		if !equality.Semantic.DeepEqual(r.kind.Status(base), status) {
+			// The executor has not written it in time.
+			handoffsTotal.WithLabelValues("timed-out").Inc()
+		}
+	}
 	retry, err := bindingkind.WriteStatus(ctx, r.client, base, status)
 	if err != nil {
 		return resultError, 0, err
 	}
 	if retry == 0 {
+		r.statusHandoff.Done(obj.GetUID(), obj.GetGeneration())
 		// Karmada's events, on a new result or a new failure only.
 		switch {
 		case scheduled:
@@ -292,10 +325,18 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 			events.OnBindingAndTemplate(r.recorder, obj, spec, true, events.ScheduleBindingFailed, "Schedule", "%s", schedErr.Error())
 		}
 	}
-	if retry > 0 && (a.requeue == 0 || retry < a.requeue) {
-		return result, retry, nil
+	if retry > 0 {
+		return result, sooner(a.requeue, retry), nil
 	}
 	return result, a.requeue, nil
+}
+
+// sooner returns the sooner of two requeue delays, 0 meaning none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // clusters lists the clusters from the cache, sorted by name, without the
@@ -434,7 +475,7 @@ func sameTargets(a, b []workv1alpha2.TargetCluster) bool {
 //
 // A spec change that touches only spec.clusters does not pass: it is the
 // scheduler's own write (whose status write follows in the same
-// reconcile), or another tool adjusting the result, which Karmada's
+// reconcile, or is handed to the executor), or another tool adjusting the result, which Karmada's
 // scheduler leaves alone too (its descheduler relies on that). Letting our
 // own write through would start a second attempt on a cache that has not
 // seen the status write yet, and end in a conflict.

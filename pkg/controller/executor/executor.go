@@ -76,6 +76,9 @@ type Options struct {
 	// claims on every cluster, so a member namespace is created as its
 	// binding's (namespaces.go).
 	NamespaceAutoProvision bool
+	// Handoff brings the scheduler's status part of a new placement (from
+	// the scheduler in this process) into the executor's status write.
+	Handoff *bindingkind.Handoff
 }
 
 // Setup adds the executor for both binding kinds to mgr.

@@ -164,6 +164,8 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 
 	sum := summarize(status, results, kept, len(spec.Clusters), b.GetGeneration())
 	newStatus := sum.status
+	// The scheduler's part of a new placement waits for this write.
+	handed := r.opts.Handoff.Apply(b.GetUID(), b.GetGeneration(), newStatus)
 	dispatching := setDispatching(&newStatus.Conditions, spec, b.GetGeneration())
 	errs = append(errs, sum.errs...)
 	interpretErr := sum.interpretErr
@@ -171,7 +173,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 
 	result := reconcile.Result{RequeueAfter: retry}
 	if !equality.Semantic.DeepEqual(status, newStatus) {
-		if wait := r.holdBack(key, status, newStatus); wait > 0 {
+		if wait := r.holdBack(key, status, newStatus); wait > 0 && !handed {
 			// Inside the coalescing window: the binding's status and the
 			// template's aggregate wait for its end together.
 			if result.RequeueAfter == 0 || wait < result.RequeueAfter {
@@ -221,6 +223,11 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
 			result.RequeueAfter = wait
 		}
+		if handed && err == nil && wait == 0 {
+			r.opts.Handoff.Done(b.GetUID(), b.GetGeneration())
+		}
+	} else if handed {
+		r.opts.Handoff.Done(b.GetUID(), b.GetGeneration())
 	}
 	if len(errs) > 0 {
 		return result, fmt.Errorf("binding %s: %v", key, errs)

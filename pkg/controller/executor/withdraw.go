@@ -221,6 +221,7 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 	if !controllerutil.ContainsFinalizer(b, Finalizer) {
 		return reconcile.Result{}, nil
 	}
+	r.opts.Handoff.Done(b.GetUID(), 0)
 	handBack := false
 	if gv, err := schema.ParseGroupVersion(spec.Resource.APIVersion); err == nil && keepsData(b, gv.WithKind(spec.Resource.Kind).GroupKind()) {
 		exists, err := r.templateExists(ctx, spec)

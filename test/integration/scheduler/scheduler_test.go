@@ -1,17 +1,21 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/scheduler"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
@@ -221,5 +225,32 @@ func TestRescheduleOnClusterLabels(t *testing.T) {
 	waitScheduled(t, c, rb, "relabel-2:4")
 	if _, status := bindingState(rb); status.LastScheduledTime.Before(scheduledAt) {
 		t.Errorf("lastScheduledTime went back: %v → %v", scheduledAt, status.LastScheduledTime)
+	}
+}
+
+// TestStatusHandoffWithoutExecutor: with a status handoff and no executor
+// to take it, the scheduler writes a new placement's status itself once
+// the handoff times out, so the binding still shows Scheduled.
+func TestStatusHandoffWithoutExecutor(t *testing.T) {
+	handoff := bindingkind.NewHandoff(3 * time.Second)
+	framework.StartManager(t, cp.RESTConfig(t), func(ctx context.Context, mgr ctrl.Manager) error {
+		return scheduler.Setup(ctx, mgr, scheduler.Options{Workers: 2, Handoff: handoff})
+	})
+	c := cp.Client(t)
+	createCluster(t, c, readyCluster("handoff-1").Obj())
+	rb := utiltesting.MakeBinding("handoff-deployment", namespace).Resource("apps/v1", "Deployment", "handoff").
+		Replicas(2).Placement(utiltesting.MakePlacement().ClusterNames("handoff-1").Obj()).Obj()
+	framework.CreateAndCleanup(t, c, rb)
+
+	ctx := framework.Context(t, timeout)
+	framework.Eventually(t, timeout, "placement written, its status handed over", func() (bool, string) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return false, err.Error()
+		}
+		return len(rb.Spec.Clusters) == 1 && handoff.Len() == 1, fmt.Sprintf("clusters %v, %d pending", rb.Spec.Clusters, handoff.Len())
+	})
+	waitScheduled(t, c, rb, "handoff-1:2")
+	if n := handoff.Len(); n != 0 {
+		t.Fatalf("%d parts still pending after the scheduler wrote the status", n)
 	}
 }
