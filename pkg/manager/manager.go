@@ -289,7 +289,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}
 	if cfg.RateLimiter == nil && cfg.QPS > 0 {
 		// Every controller has a client of its own (forController); one
-		// limiter keeps --kube-api-qps the ceiling for all of them.
+		// limiter keeps --kube-api-qps the ceiling for all of them (the
+		// manager's own traffic has its own, below).
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, max(cfg.Burst, 1))
 	}
 	scheme, err := Scheme()
@@ -328,8 +329,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}
 	// The manager's own requests (informers, leader election, events, the
 	// shared cluster cache) count as "manager"; each controller's as its own.
+	// They have a bucket of their own: events (several per new template)
+	// must not take the rate the controllers' writes need, as a separate
+	// clientset per recorder gives kube-controller-manager.
 	base := cfg
-	mgr, err := ctrl.NewManager(requestmetrics.Config(cfg, "manager"), ctrl.Options{
+	own := rest.CopyConfig(cfg)
+	if cfg.QPS > 0 {
+		own.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, max(cfg.Burst, 1))
+	}
+	mgr, err := ctrl.NewManager(requestmetrics.Config(own, "manager"), ctrl.Options{
 		Scheme: scheme,
 		// Only cluster credentials are read from Secrets: caching every
 		// Secret of the control plane would cost memory for nothing. Push

@@ -128,7 +128,7 @@ func (f *Failover) Validate() error {
 func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderElect bool) {
 	fs := cmd.Flags()
 	fs.StringSliceVar(&m.Controllers, "controllers", []string{"*"}, "controllers to run: '*' all, 'name' one, '-name' not that one (e.g. '*,-scheduler'); empty runs none")
-	fs.Float32Var(&m.KubeAPIQPS, "kube-api-qps", 100, "queries per second the controllers may send to the control-plane API server")
+	fs.Float32Var(&m.KubeAPIQPS, "kube-api-qps", 100, "queries per second the controllers may send to the control-plane API server (their writes and reads together; the manager's watches, leader election and events have a bucket of the same size of their own)")
 	fs.IntVar(&m.KubeAPIBurst, "kube-api-burst", 200, "burst of requests the controllers may send to the control-plane API server")
 	fs.DurationVar(&m.ClusterStatusPeriod, "cluster-status-period", 10*time.Second, "how often each member cluster's health and status are collected")
 	fs.DurationVar(&m.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must stay healthy before it is marked Ready")
