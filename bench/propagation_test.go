@@ -144,6 +144,7 @@ func BenchmarkPropagation1000(b *testing.B) {
 // ATOLL_BENCH_PPROF=DIR writes a 30 s CPU profile of the control-plane
 // process (controllers, kube-apiserver and etcd share it) taken from the
 // first create, and a heap profile after settling, into DIR.
+// ATOLL_BENCH_ARGS adds `atoll up` flags.
 func BenchmarkPropagationAPIOnly(b *testing.B) {
 	runPropagation(b, propScenario{memberArgs: "--member-args=--api-only", apiOnly: true})
 }
@@ -207,6 +208,9 @@ func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 	var res propResult
 	b.Logf("load average at start: %s", loadAvg())
 	args := []string{sc.memberArgs}
+	// ATOLL_BENCH_ARGS: more `atoll up` flags, space-separated (say
+	// "--kube-api-qps=400 --kube-api-burst=800").
+	args = append(args, strings.Fields(os.Getenv("ATOLL_BENCH_ARGS"))...)
 	pprofDir := os.Getenv("ATOLL_BENCH_PPROF")
 	pprofAddr := ""
 	if pprofDir != "" {
@@ -216,14 +220,17 @@ func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 	cp := framework.StartControlPlane(b, framework.Options{Members: len(propMembers), Args: args})
 	b.Logf("atoll up ready after %v: %s", cp.ReadyAfter.Round(time.Millisecond), cp.ReadyLine)
 	if dir := os.Getenv("ATOLL_BENCH_LOGS"); dir != "" {
-		// Keep atoll's log (the data dir is temporary) for a look afterwards.
+		// Keep the logs (the data dir is temporary) for a look afterwards.
 		b.Cleanup(func() {
-			data, err := os.ReadFile(filepath.Join(cp.DataDir, "logs", "atoll.log"))
-			if err == nil {
-				err = os.WriteFile(filepath.Join(dir, "atoll.log"), data, 0o644)
-			}
-			if err != nil {
-				b.Logf("keeping atoll.log: %v", err)
+			logs, _ := filepath.Glob(filepath.Join(cp.DataDir, "logs", "*.log"))
+			for _, l := range logs {
+				data, err := os.ReadFile(l)
+				if err == nil {
+					err = os.WriteFile(filepath.Join(dir, filepath.Base(l)), data, 0o644)
+				}
+				if err != nil {
+					b.Logf("keeping %s: %v", l, err)
+				}
 			}
 		})
 	}
