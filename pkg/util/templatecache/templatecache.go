@@ -5,7 +5,8 @@
 // read from the control plane once, not once per controller; member status
 // churn never turns into control-plane reads either. Bytes rather than
 // decoded objects: a decoded unstructured object costs several times its
-// JSON in memory, and most entries are read rarely.
+// JSON in memory, and most entries are read rarely; the bytes are packed
+// (jsonpack), a sixth to a third of the JSON.
 package templatecache
 
 import (
@@ -13,6 +14,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
 )
 
 // Cache is safe for concurrent use; the zero value is not (use New).
@@ -23,7 +26,7 @@ type Cache struct {
 
 type entry struct {
 	resourceVersion string
-	json            []byte
+	packed          []byte
 }
 
 // New returns an empty cache.
@@ -38,8 +41,12 @@ func (c *Cache) Get(binding types.NamespacedName, rv string) (*unstructured.Unst
 	if !ok || rv == "" || item.resourceVersion != rv {
 		return nil, false
 	}
+	data, err := jsonpack.Unpack(item.packed)
+	if err != nil {
+		return nil, false
+	}
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(item.json); err != nil {
+	if err := u.UnmarshalJSON(data); err != nil {
 		return nil, false
 	}
 	return u, true
@@ -52,8 +59,9 @@ func (c *Cache) Put(binding types.NamespacedName, rv string, u *unstructured.Uns
 	if err != nil {
 		return
 	}
+	packed := jsonpack.Pack(data)
 	c.mu.Lock()
-	c.items[binding] = entry{resourceVersion: rv, json: data}
+	c.items[binding] = entry{resourceVersion: rv, packed: packed}
 	c.mu.Unlock()
 }
 
