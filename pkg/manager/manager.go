@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	eventsclient "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
@@ -50,6 +51,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
+	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
 	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
@@ -362,6 +364,17 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err != nil {
 		return nil, fmt.Errorf("creating controller-manager: %w", err)
 	}
+	// Events go through atoll's own bounded writer (events.Writer), on the
+	// manager's bucket, rather than client-go's broadcaster, whose memory
+	// grows with a burst of new templates.
+	eventClient, err := eventsclient.NewForConfig(requestmetrics.Config(own, "manager"))
+	if err != nil {
+		return nil, fmt.Errorf("events client: %w", err)
+	}
+	eventWriter := events.NewWriter(eventClient, scheme, events.WriterOptions{})
+	if err := mgr.Add(eventWriter); err != nil {
+		return nil, err
+	}
 	cc := clustercache.New(mgr.GetClient(), clustercache.Options{})
 	if err := mgr.Add(cc); err != nil {
 		return nil, err
@@ -382,7 +395,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		if !Enabled(c.Name, opts.Controllers) || c.Setup == nil {
 			continue
 		}
-		view, err := forController(mgr, base, c.Name)
+		view, err := forController(mgr, base, c.Name, eventWriter)
 		if err != nil {
 			return nil, err
 		}

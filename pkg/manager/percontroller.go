@@ -7,7 +7,9 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
 )
 
@@ -21,11 +23,12 @@ type controllerManager struct {
 	cfg    *rest.Config
 	http   *http.Client
 	client client.Client
+	events *events.Writer
 }
 
 // forController returns mgr's view for the controller called name; base is
 // the manager's configuration before any counting was added.
-func forController(mgr ctrl.Manager, base *rest.Config, name string) (*controllerManager, error) {
+func forController(mgr ctrl.Manager, base *rest.Config, name string, ew *events.Writer) (*controllerManager, error) {
 	cfg := requestmetrics.Config(base, name)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -40,9 +43,14 @@ func forController(mgr ctrl.Manager, base *rest.Config, name string) (*controlle
 	if err != nil {
 		return nil, fmt.Errorf("client of controller %s: %w", name, err)
 	}
-	return &controllerManager{Manager: mgr, cfg: cfg, http: hc, client: c}, nil
+	return &controllerManager{Manager: mgr, cfg: cfg, http: hc, client: c, events: ew}, nil
 }
 
 func (m *controllerManager) GetConfig() *rest.Config     { return m.cfg }
 func (m *controllerManager) GetHTTPClient() *http.Client { return m.http }
 func (m *controllerManager) GetClient() client.Client    { return m.client }
+
+// GetEventRecorder records through the process's bounded event writer.
+func (m *controllerManager) GetEventRecorder(name string) recorder.EventRecorder {
+	return m.events.Recorder(name)
+}

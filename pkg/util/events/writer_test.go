@@ -1,0 +1,134 @@
+package events
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+func template(name string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("u-" + name)},
+	}
+}
+
+func TestWriterWritesEvents(t *testing.T) {
+	cs := fake.NewClientset()
+	w := NewWriter(cs.EventsV1(), clientgoscheme.Scheme, WriterOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Start(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	w.Recorder("atoll-detector").Eventf(template("web"), nil, corev1.EventTypeNormal, ApplyPolicySucceed, "ApplyPolicy", "Apply %s succeed", "shop/pp")
+	// A typed object without TypeMeta gets its kind from the scheme; a
+	// cluster-scoped one has its event in default.
+	w.Recorder("atoll-cluster-controller").AnnotatedEventf(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, nil,
+		map[string]string{"a": "b"}, corev1.EventTypeWarning, "Seen", "Look", "%s", strings.Repeat("é", 600))
+
+	var got map[string]corev1.ObjectReference
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		shop, _ := cs.EventsV1().Events("shop").List(ctx, metav1.ListOptions{})
+		def, _ := cs.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
+		if len(shop.Items)+len(def.Items) < 2 {
+			continue
+		}
+		got = map[string]corev1.ObjectReference{}
+		for _, ev := range append(shop.Items, def.Items...) {
+			got[ev.Reason] = ev.Regarding
+			switch ev.Reason {
+			case ApplyPolicySucceed:
+				if ev.Note != "Apply shop/pp succeed" || ev.ReportingController != "atoll-detector" ||
+					!strings.HasPrefix(ev.ReportingInstance, "atoll-detector-") || ev.Action != "ApplyPolicy" ||
+					ev.Type != corev1.EventTypeNormal || ev.EventTime.IsZero() {
+					t.Errorf("event written as %+v", ev)
+				}
+			case "Seen":
+				if ev.Namespace != metav1.NamespaceDefault || ev.Annotations["a"] != "b" {
+					t.Errorf("cluster-scoped event written as %+v", ev)
+				}
+				if len(ev.Note) > noteLimit || !strings.HasPrefix(ev.Note, "éé") || strings.ContainsRune(ev.Note, '\uFFFD') {
+					t.Errorf("note not cut to %d bytes on a character boundary: %d bytes", noteLimit, len(ev.Note))
+				}
+			}
+		}
+		break
+	}
+	if got[ApplyPolicySucceed].Kind != "Deployment" || got[ApplyPolicySucceed].Name != "web" || got["Seen"].Kind != "Namespace" {
+		t.Fatalf("events regarding %v", got)
+	}
+}
+
+func TestWriterDropsRepeats(t *testing.T) {
+	w := NewWriter(fake.NewClientset().EventsV1(), clientgoscheme.Scheme, WriterOptions{})
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	w.now = func() time.Time { return now }
+	rec := w.Recorder("atoll-executor")
+	before := testutil.ToFloat64(eventsTotal.WithLabelValues("repeated"))
+	for range 3 {
+		rec.Eventf(template("web"), nil, corev1.EventTypeNormal, SyncWorkSucceed, "Sync", "synced")
+	}
+	if len(w.queue) != 1 {
+		t.Fatalf("%d events queued for three identical ones, want 1", len(w.queue))
+	}
+	if got := testutil.ToFloat64(eventsTotal.WithLabelValues("repeated")) - before; got != 2 {
+		t.Errorf("repeated counted %v, want 2", got)
+	}
+	// A different note, object or controller is not a repeat.
+	rec.Eventf(template("web"), nil, corev1.EventTypeNormal, SyncWorkSucceed, "Sync", "synced again")
+	rec.Eventf(template("api"), nil, corev1.EventTypeNormal, SyncWorkSucceed, "Sync", "synced")
+	w.Recorder("atoll-scheduler").Eventf(template("web"), nil, corev1.EventTypeNormal, SyncWorkSucceed, "Sync", "synced")
+	if len(w.queue) != 4 {
+		t.Fatalf("%d events queued, want 4", len(w.queue))
+	}
+	// After the window the same event is written again.
+	now = now.Add(RepeatWindow)
+	rec.Eventf(template("web"), nil, corev1.EventTypeNormal, SyncWorkSucceed, "Sync", "synced")
+	if len(w.queue) != 5 {
+		t.Fatalf("%d events queued after the repeat window, want 5", len(w.queue))
+	}
+}
+
+func TestWriterBoundsQueueAndMemory(t *testing.T) {
+	w := NewWriter(fake.NewClientset().EventsV1(), clientgoscheme.Scheme, WriterOptions{QueueSize: 10, Recent: 50})
+	before := testutil.ToFloat64(eventsTotal.WithLabelValues("dropped"))
+	rec := w.Recorder("atoll-detector")
+	for i := range 200 {
+		rec.Eventf(template("web"), nil, corev1.EventTypeNormal, ApplyPolicySucceed, "ApplyPolicy", "policy %d", i)
+	}
+	if len(w.queue) != 10 {
+		t.Fatalf("%d events queued, want the queue's 10", len(w.queue))
+	}
+	if got := testutil.ToFloat64(eventsTotal.WithLabelValues("dropped")) - before; got != 190 {
+		t.Errorf("dropped counted %v, want 190", got)
+	}
+	if len(w.recent) > 50 {
+		t.Errorf("%d events remembered, want at most 50", len(w.recent))
+	}
+	// A dropped event is not remembered as written: once there is room
+	// it is written.
+	<-w.queue
+	rec.Eventf(template("web"), nil, corev1.EventTypeNormal, ApplyPolicySucceed, "ApplyPolicy", "policy %d", 150)
+	if len(w.queue) != 10 {
+		t.Errorf("a dropped event was taken for a repeat")
+	}
+}
+
+func TestWriterRejectsBadEvents(t *testing.T) {
+	w := NewWriter(fake.NewClientset().EventsV1(), clientgoscheme.Scheme, WriterOptions{})
+	rec := w.Recorder("atoll-detector")
+	rec.Eventf(template("web"), nil, "Fatal", "Bad", "Look", "unsupported type")
+	rec.Eventf(&struct{ metav1.PartialObjectMetadata }{}, nil, corev1.EventTypeNormal, "Bad", "Look", "no kind")
+	if len(w.queue) != 0 {
+		t.Fatalf("%d bad events queued", len(w.queue))
+	}
+}
