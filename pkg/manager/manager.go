@@ -365,9 +365,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		return nil, fmt.Errorf("creating controller-manager: %w", err)
 	}
 	// Events go through atoll's own bounded writer (events.Writer), on the
-	// manager's bucket, rather than client-go's broadcaster, whose memory
-	// grows with a burst of new templates.
-	eventClient, err := eventsclient.NewForConfig(requestmetrics.Config(own, "manager"))
+	// manager's config, bucket and HTTP client, rather than client-go's
+	// broadcaster, whose memory grows with a burst of new templates.
+	eventClient, err := eventsclient.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("events client: %w", err)
 	}
