@@ -13,6 +13,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/clusteraffinity"
+	"github.com/atoll-dev/atoll/pkg/util/text"
 )
 
 // Condition reasons of a Tenant's Ready condition.
@@ -88,12 +89,12 @@ func (s *Set) Status(t *tenancyv1alpha1.Tenant, clusters []*clusterv1alpha1.Clus
 		}
 	}
 
-	st.Summary = tenancyv1alpha1.TenantSummary{Namespaces: truncate(strings.Join(marked, ","), 1024), Clusters: truncate(strings.Join(st.Clusters, ","), 1024)}
+	st.Summary = tenancyv1alpha1.TenantSummary{Namespaces: text.Truncate(strings.Join(marked, ","), 1024), Clusters: text.Truncate(strings.Join(st.Clusters, ","), 1024)}
 	cond := metav1.Condition{Type: tenancyv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady,
 		ObservedGeneration: t.Generation, LastTransitionTime: now,
 		Message: fmt.Sprintf("%d namespace(s), %d cluster(s) in the cluster set", len(t.Spec.Namespaces), len(st.Clusters))}
 	if len(problems) > 0 {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reason, truncate(strings.Join(problems, "; "), 32768)
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reason, text.Truncate(strings.Join(problems, "; "), 32768)
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
 	return st
@@ -119,11 +120,4 @@ func subjectName(s rbacv1.Subject) string {
 		return s.Namespace + "/" + s.Name
 	}
 	return s.Name
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/baseline"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
+	"github.com/atoll-dev/atoll/pkg/util/text"
 )
 
 // ControllerName is the controller's name in --controllers.
@@ -313,7 +314,7 @@ func summarize(cb *appsv1alpha1.ClusterBaseline, in input, clusters []appsv1alph
 	case cb.DeletionTimestamp != nil:
 		return metav1.ConditionFalse, appsv1alpha1.BaselineReasonInProgress, "withdrawing the components in reverse dependency order"
 	case len(failed) > 0:
-		return metav1.ConditionFalse, appsv1alpha1.BaselineReasonFailed, truncate(strings.Join(failed, "; "), 2048)
+		return metav1.ConditionFalse, appsv1alpha1.BaselineReasonFailed, text.Truncate(strings.Join(failed, "; "), 2048)
 	case matching == 0:
 		return metav1.ConditionFalse, appsv1alpha1.BaselineReasonNoClusters, "no cluster matches the clusterSelector"
 	case len(pending) > 0:
@@ -373,7 +374,7 @@ func (r *reconciler) events(cb *appsv1alpha1.ClusterBaseline, clusters []appsv1a
 			if c.Message != "" {
 				note += ": " + c.Message
 			}
-			r.recorder.Eventf(cb, nil, kind, "Component"+string(c.State), "Deliver", "%s", truncate(note, 1024))
+			r.recorder.Eventf(cb, nil, kind, "Component"+string(c.State), "Deliver", "%s", text.Truncate(note, 1024))
 		}
 		if cs.BaselineReadyTime != nil && !slices.ContainsFunc(cb.Status.Clusters, func(p appsv1alpha1.BaselineClusterStatus) bool {
 			return p.Name == cs.Name && p.BaselineReadyTime != nil

@@ -11,6 +11,7 @@ import (
 	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/baseline"
+	"github.com/atoll-dev/atoll/pkg/util/text"
 )
 
 // This file is the per-cluster decision, free of clients: from what the
@@ -233,7 +234,7 @@ func present(in input, names []string, cluster string) []string {
 // carry keeps the previous since (and readyTime) while the state stays, so
 // an unchanged matrix causes no write.
 func carry(st, prev appsv1alpha1.ComponentStatus, now time.Time) appsv1alpha1.ComponentStatus {
-	st.Message = truncate(st.Message, 1024)
+	st.Message = text.Truncate(st.Message, 1024)
 	st.ReadyTime = prev.ReadyTime
 	if prev.State == st.State && prev.Since != nil {
 		st.Since = prev.Since
@@ -244,11 +245,4 @@ func carry(st, prev appsv1alpha1.ComponentStatus, now time.Time) appsv1alpha1.Co
 		st.ReadyTime = st.Since
 	}
 	return st
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

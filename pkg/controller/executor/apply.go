@@ -24,6 +24,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/text"
 )
 
 // syncCluster makes the member object of one cluster match the template
@@ -33,7 +34,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	res := clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}}
 	fail := func(err error) clusterResult {
 		r.unresponsive.observe(cluster, err)
-		res.item.Applied, res.item.AppliedMessage, res.err = false, truncate(err.Error(), maxItemMessage), err
+		res.item.Applied, res.item.AppliedMessage, res.err = false, text.Truncate(err.Error(), maxItemMessage), err
 		return res
 	}
 	member, err := r.cc.Member(ctx, cluster)
@@ -70,7 +71,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		// enqueues the binding again, so there is no retry here. The member
 		// object is left as it is.
 		r.overrideFailed(b, cluster, err)
-		res.item.AppliedMessage = truncate(err.Error(), maxItemMessage)
+		res.item.AppliedMessage = text.Truncate(err.Error(), maxItemMessage)
 		if live := getLive(lister, template.GetNamespace(), template.GetName()); live != nil && r.ownedBy(b, live) {
 			r.observe(ctx, &res, live, rule)
 		}

@@ -10,6 +10,7 @@ import (
 	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/baseline"
+	"github.com/atoll-dev/atoll/pkg/util/text"
 )
 
 // baselineRule is how the executor treats a binding a ClusterBaseline
@@ -76,6 +77,6 @@ func (rule *baselineRule) finish(res *clusterResult) {
 		res.item.Health = workv1alpha2.ResourceUnknown
 	}
 	if res.item.Applied && res.item.Health != workv1alpha2.ResourceHealthy && res.item.AppliedMessage == "" && res.notReady != "" {
-		res.item.AppliedMessage = truncate("not ready: "+res.notReady, maxItemMessage)
+		res.item.AppliedMessage = text.Truncate("not ready: "+res.notReady, maxItemMessage)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
+	"github.com/atoll-dev/atoll/pkg/util/text"
 )
 
 func TestConflictResolution(t *testing.T) {
@@ -76,7 +77,7 @@ func TestRawStatusIsBounded(t *testing.T) {
 	if len(got) > 200 || !strings.Contains(string(got), "atoll.dev/omitted") || !strings.Contains(string(got), "16384-byte limit") {
 		t.Errorf("big status reflected as %d bytes: %.200s", len(got), got)
 	}
-	if n := len(truncate(strings.Repeat("e", 5000), maxItemMessage)); n != maxItemMessage {
+	if n := len(text.Truncate(strings.Repeat("e", 5000), maxItemMessage)); n != maxItemMessage {
 		t.Errorf("truncated message has %d bytes, want %d", n, maxItemMessage)
 	}
 }

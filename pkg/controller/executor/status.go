@@ -151,13 +151,6 @@ func normalizeNumber(v any) any {
 	return v
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}
-
 func sameClusters(a, b *workv1alpha2.ResourceBindingStatus) bool {
 	if len(a.AggregatedStatus) != len(b.AggregatedStatus) {
 		return false

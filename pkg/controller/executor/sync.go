@@ -28,6 +28,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/util/events"
+	"github.com/atoll-dev/atoll/pkg/util/text"
 )
 
 // clusterResult is the outcome of one cluster's sync.
@@ -52,7 +53,7 @@ type clusterResult struct {
 // the binding's Interpreted condition names the script.
 func (res clusterResult) interpretationFailed(err error) clusterResult {
 	res.interpretErr = err
-	res.item.AppliedMessage = truncate(err.Error(), maxItemMessage)
+	res.item.AppliedMessage = text.Truncate(err.Error(), maxItemMessage)
 	return res
 }
 
@@ -451,7 +452,7 @@ func summarize(old *workv1alpha2.ResourceBindingStatus, results []clusterResult,
 		cond.Status, cond.Reason = metav1.ConditionFalse, "FullyAppliedFailed"
 		cond.Message = fmt.Sprintf("Failed to apply to cluster(s) %v", failed)
 		if len(reasons) > 0 {
-			cond.Message = truncate(cond.Message+": "+strings.Join(reasons, "; "), maxConditionMessage)
+			cond.Message = text.Truncate(cond.Message+": "+strings.Join(reasons, "; "), maxConditionMessage)
 		}
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +18,8 @@ import (
 	"k8s.io/klog/v2"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/atoll-dev/atoll/pkg/util/text"
 )
 
 // Writer writes the events of every controller of one process through a
@@ -161,7 +162,7 @@ func (w *Writer) record(r *writerRecorder, regarding, related runtime.Object, an
 	if related != nil {
 		relatedRef, _ = reference.GetReference(w.scheme, related)
 	}
-	message := truncate(fmt.Sprintf(note, args...), noteLimit)
+	message := text.Truncate(fmt.Sprintf(note, args...), noteLimit)
 	now := w.now()
 	key := eventKey{controller: r.controller, eventType: eventtype, reason: reason, action: action, note: message,
 		kind: ref.Kind, namespace: ref.Namespace, name: ref.Name, uid: string(ref.UID)}
@@ -224,16 +225,4 @@ func (w *Writer) forget(key eventKey) {
 	w.mu.Lock()
 	delete(w.recent, key)
 	w.mu.Unlock()
-}
-
-// truncate cuts s to at most limit bytes without splitting a character.
-func truncate(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	s = s[:limit]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
 }
