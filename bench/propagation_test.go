@@ -878,26 +878,43 @@ func controlPlaneVersions(ctx context.Context, b *testing.B, c client.Client) ma
 	for _, cl := range cls.Items {
 		out["cluster/"+cl.Name] = cl.ResourceVersion
 	}
+	// Cluster-scoped bindings: the namespace's auto-provision binding.
+	var crbs workv1alpha2.ClusterResourceBindingList
+	if err := c.List(ctx, &crbs); err != nil {
+		b.Fatal(err)
+	}
+	for _, crb := range crbs.Items {
+		out["clusterbinding/"+crb.Name] = crb.ResourceVersion
+	}
 	return out
 }
 
+// diffCPVersions counts the changed objects per kind and names the first
+// few, so that a stray write can be traced to its object.
 func diffCPVersions(before, after map[string]string) string {
 	counts := map[string][2]int{} // kind → changed, total
+	var changed []string
 	for k, v := range before {
 		kind, _, _ := strings.Cut(k, "/")
 		c := counts[kind]
 		c[1]++
 		if after[k] != v {
 			c[0]++
+			changed = append(changed, k)
 		}
 		counts[kind] = c
 	}
 	var parts []string
-	for _, kind := range []string{"template", "binding", "policy", "cluster"} {
+	for _, kind := range []string{"template", "binding", "policy", "cluster", "clusterbinding"} {
 		c := counts[kind]
 		parts = append(parts, fmt.Sprintf("%s %d/%d", kind, c[0], c[1]))
 	}
-	return strings.Join(parts, ", ")
+	out := strings.Join(parts, ", ")
+	if len(changed) > 0 {
+		sort.Strings(changed)
+		out += fmt.Sprintf(" (changed: %s)", strings.Join(changed[:min(len(changed), 10)], " "))
+	}
+	return out
 }
 
 // directBaseline creates 1,000 Deployments of the member objects' spec (one
