@@ -33,6 +33,8 @@ import (
 //   - rss-kb/template: the controller-manager's RSS after settling, per
 //     template; marginal-kb/template: the same less its RSS when idle with
 //     no templates;
+//   - idle-cpu-ms/s, idle-reconciles/s: the settled process's CPU and
+//     reconciles (all controllers) over 30 s with nothing changing;
 //   - peak-kb/template: the peak RSS (VmHWM) of a cold restart with
 //     everything in place;
 //   - restart-idle-s: from the restarted process's start to ready with
@@ -267,6 +269,7 @@ func runTemplatesAtScale(b *testing.B) {
 	if dir := os.Getenv("ATOLL_BENCH_PPROF"); dir != "" {
 		saveProfile(b, cm.pprof, "heap", filepath.Join(dir, "scale-heap.pprof"))
 	}
+	idleCPU, idleReconciles := cm.idleWork(b, scaleIdleWindow)
 	before := scaleVersions(ctx, b, c, members)
 
 	// Cold restart with everything in place.
@@ -346,7 +349,33 @@ func runTemplatesAtScale(b *testing.B) {
 	b.ReportMetric(writes, "restart-writes")
 	b.ReportMetric(float64(changed), "restart-changed")
 	b.ReportMetric(float64(freshLatency.Milliseconds()), "fresh-ms")
-	b.Logf("%d templates: created in %s, in both members after %s; controller-manager RSS %.0f MB settled (%.0f MB with none), heap in use %.0f MB, restart peak %.0f MB; restart idle after %s with %.0f writes (fresh template's own included) and %d of %d objects changed; fresh template in both members after %s (queue depth %v when created)",
-		n, created.Round(time.Second), propagated.Round(time.Second), settledMB, emptyMB, heapMB, peak, restartIdle.Round(100*time.Millisecond),
-		writes, changed, len(before), freshLatency.Round(time.Millisecond), backlog)
+	b.ReportMetric(idleCPU, "idle-cpu-ms/s")
+	b.ReportMetric(idleReconciles, "idle-reconciles/s")
+	b.Logf("%d templates: created in %s, in both members after %s; controller-manager RSS %.0f MB settled (%.0f MB with none), heap in use %.0f MB, restart peak %.0f MB; settled, over %v: %.1f ms CPU/s, %.2f reconciles/s; restart idle after %s with %.0f writes (fresh template's own included) and %d of %d objects changed; fresh template in both members after %s (queue depth %v when created)",
+		n, created.Round(time.Second), propagated.Round(time.Second), settledMB, emptyMB, heapMB, peak, scaleIdleWindow, idleCPU, idleReconciles,
+		restartIdle.Round(100*time.Millisecond), writes, changed, len(before), freshLatency.Round(time.Millisecond), backlog)
+}
+
+// scaleIdleWindow is how long the settled controller-manager is watched
+// for work it does with nothing changing.
+const scaleIdleWindow = 30 * time.Second
+
+// idleWork is what the controller-manager does while nothing changes: its
+// CPU in ms per second and its reconciles per second (every controller)
+// over window. A settled federation should do next to nothing, whatever
+// the number of templates.
+func (m *controllerManager) idleWork(b *testing.B, window time.Duration) (cpuMSPerS, reconcilesPerS float64) {
+	pid := m.cmd.Process.Pid
+	cpu0, err := processSeconds(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec0 := m.metric("controller_runtime_reconcile_total")
+	time.Sleep(window)
+	cpu1, err := processSeconds(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec1 := m.metric("controller_runtime_reconcile_total")
+	return (cpu1 - cpu0) * 1000 / window.Seconds(), (rec1 - rec0) / window.Seconds()
 }
