@@ -7,17 +7,22 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
 )
 
 // Object is a member object as the member informers keep it: the metadata
 // that event handlers read (name, namespace, uid, resourceVersion,
-// generation, labels, annotations), and the whole object as packed JSON. A
-// decoded unstructured object costs several times its JSON in memory
-// (issue 14: the member copies were a third of the controller-manager's
-// heap), so it is decoded only when a reconcile asks for it
-// (Unstructured); packed, the JSON itself is a sixth to a third of its
-// size (jsonpack).
+// generation, deletion timestamp, and of the annotations only those naming
+// the owning binding, OwnerAnnotations), and the whole object as packed
+// JSON. Everything else, labels and the other annotations included, is
+// read from the decoded object (Unstructured, Live). A decoded unstructured
+// object costs several times its JSON in memory (issue 14: the member
+// copies were a third of the controller-manager's heap), so it is decoded
+// only when a reconcile asks for it; packed, the JSON itself is a sixth to
+// a third of its size (jsonpack). The label and annotation maps kept
+// beside it cost as much again (issue 14, session 14: 1.1 KB per copy,
+// of which 0.6 KB the two maps), so only the owner's keys stay.
 type Object struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
@@ -61,9 +66,35 @@ func compact(obj any) (any, error) {
 	o := &Object{TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}, packed: jsonpack.Pack(raw)}
 	o.Name, o.Namespace, o.UID = u.GetName(), u.GetNamespace(), u.GetUID()
 	o.ResourceVersion, o.Generation = u.GetResourceVersion(), u.GetGeneration()
-	o.Labels, o.Annotations = u.GetLabels(), u.GetAnnotations()
+	o.Annotations = ownerAnnotations(u)
 	o.DeletionTimestamp = u.GetDeletionTimestamp()
 	return o, nil
+}
+
+// OwnerAnnotations are the annotations an Object keeps in its metadata: the
+// ones the executor writes on every member object to name its binding.
+var OwnerAnnotations = []string{
+	workv1alpha2.ResourceBindingNamespaceAnnotation,
+	workv1alpha2.ResourceBindingNameAnnotation,
+	workv1alpha2.ClusterResourceBindingAnnotation,
+}
+
+// ownerAnnotations picks OwnerAnnotations out of u's annotations without
+// building the whole map; nil when u has none of them. The keys are the
+// constants themselves, so only the values are allocated.
+func ownerAnnotations(u *unstructured.Unstructured) map[string]string {
+	all, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "annotations")
+	annotations, _ := all.(map[string]any)
+	var out map[string]string
+	for _, k := range OwnerAnnotations {
+		if v, ok := annotations[k].(string); ok {
+			if out == nil {
+				out = make(map[string]string, 2)
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Live returns a cached member object (as a lister returns it) decoded;

@@ -13,8 +13,11 @@ func TestCompactKeepsWhatReadersNeed(t *testing.T) {
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{
 			"name": "web", "namespace": "shop", "uid": "u-1", "resourceVersion": "42", "generation": int64(3),
-			"labels":        map[string]any{"karmada.io/managed": "true"},
-			"annotations":   map[string]any{"atoll.dev/owner": "rb-1"},
+			"labels": map[string]any{"karmada.io/managed": "true"},
+			"annotations": map[string]any{
+				"resourcebinding.karmada.io/namespace": "shop", "resourcebinding.karmada.io/name": "web-deployment",
+				"resourcetemplate.karmada.io/managed-annotations": "a,b", "atoll.dev/manifest-hash": "h1",
+			},
 			"managedFields": []any{map[string]any{"manager": "atoll", "operation": "Apply"}},
 		},
 		"spec":   map[string]any{"replicas": int64(2)},
@@ -28,11 +31,13 @@ func TestCompactKeepsWhatReadersNeed(t *testing.T) {
 	if !ok {
 		t.Fatalf("compact returned %T, want *Object", got)
 	}
+	// Of labels and annotations only the owner's keys stay beside the JSON.
 	wantMeta := metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "u-1", ResourceVersion: "42", Generation: 3,
-		Labels: map[string]string{"karmada.io/managed": "true"}, Annotations: map[string]string{"atoll.dev/owner": "rb-1"}}
+		Annotations: map[string]string{"resourcebinding.karmada.io/namespace": "shop", "resourcebinding.karmada.io/name": "web-deployment"}}
 	if diff := cmp.Diff(wantMeta, o.ObjectMeta); diff != "" {
 		t.Errorf("metadata kept (-want +got):\n%s", diff)
 	}
+	// The decoded object has all of them.
 	live := Live(o)
 	want := u.DeepCopy()
 	want.SetManagedFields(nil)
@@ -43,5 +48,40 @@ func TestCompactKeepsWhatReadersNeed(t *testing.T) {
 	live.SetLabels(nil)
 	if again := Live(o.DeepCopyObject()); again.GetLabels()["karmada.io/managed"] != "true" {
 		t.Error("a change to a decoded copy reached the cached object")
+	}
+}
+
+func TestCompactOwnerAnnotations(t *testing.T) {
+	obj := func(annotations map[string]any) *unstructured.Unstructured {
+		meta := map[string]any{"name": "x"}
+		if annotations != nil {
+			meta["annotations"] = annotations
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": meta}}
+	}
+	cases := map[string]struct {
+		annotations map[string]any
+		want        map[string]string
+	}{
+		"none":                {nil, nil},
+		"no owner among them": {map[string]any{"a": "b"}, nil},
+		"cluster binding": {map[string]any{"clusterresourcebinding.karmada.io/name": "ns-namespace", "a": "b"},
+			map[string]string{"clusterresourcebinding.karmada.io/name": "ns-namespace"}},
+		"not a string is not kept": {map[string]any{"resourcebinding.karmada.io/name": int64(3)}, nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := compact(obj(tc.annotations))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := got.(*Object)
+			if diff := cmp.Diff(tc.want, o.Annotations); diff != "" {
+				t.Errorf("annotations kept (-want +got):\n%s", diff)
+			}
+			if o.Labels != nil {
+				t.Errorf("labels kept: %v", o.Labels)
+			}
+		})
 	}
 }

@@ -1,7 +1,7 @@
 package executor
 
 import (
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,23 +39,27 @@ func (k *knownSet) unmark(key string) {
 
 // reachedClusters remembers, per binding, the clusters an object was applied
 // to or seen in since the process started: with the status, the clusters a
-// withdrawal must visit even when the status write lagged behind.
+// withdrawal must visit even when the status write lagged behind. One entry
+// per binding lives as long as the process, so a binding's clusters are a
+// short sorted slice (the cluster names are the members' own strings,
+// shared), not a map of their own.
 type reachedClusters struct {
 	mu      sync.Mutex
-	applied map[types.NamespacedName]map[string]bool
+	applied map[types.NamespacedName][]string
 }
 
 func newReachedClusters() *reachedClusters {
-	return &reachedClusters{applied: map[types.NamespacedName]map[string]bool{}}
+	return &reachedClusters{applied: map[types.NamespacedName][]string{}}
 }
 
 func (m *reachedClusters) remember(key types.NamespacedName, cluster string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.applied[key] == nil {
-		m.applied[key] = map[string]bool{}
+	clusters := m.applied[key]
+	i, found := slices.BinarySearch(clusters, cluster)
+	if !found {
+		m.applied[key] = slices.Insert(clusters, i, cluster)
 	}
-	m.applied[key][cluster] = true
 }
 
 // drop forgets a binding that is gone.
@@ -68,27 +72,28 @@ func (m *reachedClusters) drop(key types.NamespacedName) {
 func (m *reachedClusters) forget(key types.NamespacedName, cluster string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.applied[key], cluster)
+	clusters := m.applied[key]
+	i, found := slices.BinarySearch(clusters, cluster)
+	switch {
+	case !found:
+	case len(clusters) == 1:
+		delete(m.applied, key)
+	default:
+		m.applied[key] = slices.Delete(clusters, i, i+1)
+	}
 }
 
 // of lists the clusters a binding's object may be in: those its status
 // lists and those remembered since start, sorted.
 func (m *reachedClusters) of(key types.NamespacedName, status *workv1alpha2.ResourceBindingStatus) []string {
 	m.mu.Lock()
-	set := map[string]bool{}
-	for c := range m.applied[key] {
-		set[c] = true
-	}
+	out := slices.Clone(m.applied[key])
 	m.mu.Unlock()
 	for _, item := range status.AggregatedStatus {
-		set[item.ClusterName] = true
+		out = append(out, item.ClusterName)
 	}
-	out := make([]string, 0, len(set))
-	for c := range set {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // statusWrites remembers when each binding's status was last written, for

@@ -1,0 +1,56 @@
+package executor
+
+import (
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+)
+
+func TestReachedClusters(t *testing.T) {
+	r := newReachedClusters()
+	key := types.NamespacedName{Namespace: "ns", Name: "web-deployment"}
+	other := types.NamespacedName{Namespace: "ns", Name: "db-deployment"}
+	status := func(clusters ...string) *workv1alpha2.ResourceBindingStatus {
+		st := &workv1alpha2.ResourceBindingStatus{}
+		for _, c := range clusters {
+			st.AggregatedStatus = append(st.AggregatedStatus, workv1alpha2.AggregatedStatusItem{ClusterName: c})
+		}
+		return st
+	}
+	if got := r.of(key, status()); len(got) != 0 {
+		t.Fatalf("nothing remembered: got %v", got)
+	}
+	r.remember(key, "member3")
+	r.remember(key, "member1")
+	r.remember(key, "member3") // twice is once
+	r.remember(other, "member2")
+	if got, want := r.of(key, status()), []string{"member1", "member3"}; !slices.Equal(got, want) {
+		t.Errorf("remembered: got %v, want %v", got, want)
+	}
+	// The status's clusters are added, sorted, without duplicates.
+	if got, want := r.of(key, status("member2", "member1")), []string{"member1", "member2", "member3"}; !slices.Equal(got, want) {
+		t.Errorf("with the status: got %v, want %v", got, want)
+	}
+	// The result is the caller's: changing it changes nothing remembered.
+	got := r.of(key, status())
+	got[0] = "changed"
+	if again := r.of(key, status()); again[0] != "member1" {
+		t.Errorf("the caller's slice is shared with the record: %v", again)
+	}
+	r.forget(key, "member1")
+	r.forget(key, "member9") // not remembered: nothing happens
+	if got, want := r.of(key, status()), []string{"member3"}; !slices.Equal(got, want) {
+		t.Errorf("after forget: got %v, want %v", got, want)
+	}
+	r.forget(key, "member3")
+	if _, ok := r.applied[key]; ok {
+		t.Error("a binding with no cluster left keeps an entry")
+	}
+	r.drop(other)
+	if got := r.of(other, status()); len(got) != 0 {
+		t.Errorf("dropped binding: got %v", got)
+	}
+}
