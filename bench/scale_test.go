@@ -45,9 +45,11 @@ import (
 //   - fresh-ms: a template created as soon as the restarted process is
 //     ready (its start-up backlog queued) until it is in both members.
 //
-// ATOLL_BENCH_PPROF=DIR saves the controller-manager's heap profile after
-// settling and the idle window, right after a collection, sampled every
-// 16 KB (DIR/scale-heap.pprof).
+// ATOLL_BENCH_CM_ENV="GOGC=50 GOMEMLIMIT=300MiB" (for example) sets the
+// controller-manager's environment, to see what the Go runtime's own
+// memory settings do. ATOLL_BENCH_PPROF=DIR saves the controller-manager's
+// heap profile after settling and the idle window, right after a
+// collection, sampled every 16 KB (DIR/scale-heap.pprof).
 //
 // Run: make build && ATOLL_BIN=$PWD/bin/atoll ATOLL_BENCH_TEMPLATES=10000 go
 // test -run '^$' -bench Templates100k -benchtime 1x -timeout 3h ./bench/
@@ -90,11 +92,15 @@ func startScaleControllerManager(b *testing.B, cp *framework.ControlPlane, logDi
 		args = append(args, "--pprof-bind-address="+m.pprof)
 	}
 	m.cmd = exec.Command(framework.Binary(b), args...)
+	m.cmd.Env = os.Environ()
 	if m.pprof != "" {
 		// A finer heap sample than the default one per 512 KB: the
 		// per-template figures are made of objects of a few hundred bytes.
-		m.cmd.Env = append(os.Environ(), "GODEBUG=memprofilerate=16384")
+		m.cmd.Env = append(m.cmd.Env, "GODEBUG=memprofilerate=16384")
 	}
+	// ATOLL_BENCH_CM_ENV: more environment for the controller-manager
+	// alone, space-separated (GOGC=50 GOMEMLIMIT=300MiB, say).
+	m.cmd.Env = append(m.cmd.Env, strings.Fields(os.Getenv("ATOLL_BENCH_CM_ENV"))...)
 	m.started = time.Now()
 	if err := m.cmd.Start(); err != nil {
 		b.Fatal(err)
