@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/intern"
 	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
 )
 
@@ -90,6 +91,9 @@ func ownerAnnotations(u *unstructured.Unstructured) map[string]string {
 		if v, ok := annotations[k].(string); ok {
 			if out == nil {
 				out = make(map[string]string, 2)
+			}
+			if k == workv1alpha2.ResourceBindingNamespaceAnnotation {
+				v = intern.Default.String(v) // shared by a namespace's copies
 			}
 			out[k] = v
 		}

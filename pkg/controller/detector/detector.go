@@ -34,6 +34,7 @@ import (
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
+	"github.com/atoll-dev/atoll/pkg/util/intern"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -475,7 +476,9 @@ func (d *Detector) watchedGK(gk schema.GroupKind) *watched {
 }
 
 // stripMetadata is the template informers' transform: it drops what the
-// detector never reads.
+// detector never reads, and shares the strings templates repeat (label and
+// annotation keys, the claiming policy's name and id, the namespace, the
+// kind) through intern.Default; users' label values stay as they are.
 func stripMetadata(obj any) (any, error) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
@@ -487,6 +490,10 @@ func stripMetadata(obj any) (any, error) {
 	for k := range unpropagatedAnnotations {
 		delete(m.Annotations, k)
 	}
+	t := intern.Default
+	m.APIVersion, m.Kind, m.Namespace = t.String(m.APIVersion), t.String(m.Kind), t.String(m.Namespace)
+	m.Labels = t.Map(m.Labels, names.RepeatedValue)
+	m.Annotations = t.Map(m.Annotations, names.RepeatedValue)
 	return m, nil
 }
 

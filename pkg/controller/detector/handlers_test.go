@@ -1,7 +1,9 @@
 package detector
 
 import (
+	"strings"
 	"testing"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -74,5 +76,26 @@ func TestStripMetadata(t *testing.T) {
 	}
 	if _, err := stripMetadata("not metadata"); err != nil {
 		t.Errorf("other objects must pass through: %v", err)
+	}
+}
+
+// Templates claimed by one policy share its name's copy; users' label
+// values are not interned.
+func TestStripMetadataSharesRepeatedStrings(t *testing.T) {
+	template := func(name string) *metav1.PartialObjectMetadata {
+		c := strings.Clone
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: c(name), Namespace: c("shop"),
+			Labels:      map[string]string{c("app"): c(name)},
+			Annotations: map[string]string{c(policyv1alpha1.PropagationPolicyNameAnnotation): c("all")}}}
+	}
+	a, _ := stripMetadata(template("web"))
+	b, _ := stripMetadata(template("db"))
+	x, y := a.(*metav1.PartialObjectMetadata), b.(*metav1.PartialObjectMetadata)
+	same := func(s, t string) bool { return unsafe.StringData(s) == unsafe.StringData(t) }
+	if !same(x.Namespace, y.Namespace) || !same(x.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation], y.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation]) {
+		t.Error("namespace or policy name not shared between templates")
+	}
+	if x.Labels["app"] != "web" || y.Labels["app"] != "db" {
+		t.Errorf("labels changed: %v %v", x.Labels, y.Labels)
 	}
 }

@@ -6,6 +6,7 @@ package names
 import (
 	"strings"
 
+	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
@@ -89,3 +90,25 @@ func NamespaceAutoProvisioned(name string, labels map[string]string) bool {
 	}
 	return !strings.EqualFold(labels[policyv1alpha1.NamespaceSkipAutoPropagationLabel], "true")
 }
+
+// repeatedValues are the labels and annotations, on templates and bindings,
+// whose values many objects share (a policy's name and id, flags); the
+// others (a binding's own id, a template's fingerprint, users' labels) may
+// be unique per object.
+var repeatedValues = map[string]bool{
+	policyv1alpha1.PropagationPolicyPermanentIDLabel:        true,
+	policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: true,
+	policyv1alpha1.PropagationPolicyNamespaceAnnotation:     true,
+	policyv1alpha1.PropagationPolicyNameAnnotation:          true,
+	policyv1alpha1.ClusterPropagationPolicyAnnotation:       true,
+	workv1alpha2.NamespaceAutoProvisionLabel:                true,
+	workv1alpha2.ResourceConflictResolutionAnnotation:       true,
+	workv1alpha2.AttachedLabel:                              true,
+	workv1alpha2.ManagedLabel:                               true,
+	appsv1alpha1.BaselineLabel:                              true,
+}
+
+// RepeatedValue reports whether the values of label or annotation key
+// repeat across objects, so that caches may keep one copy of each
+// (pkg/util/intern).
+func RepeatedValue(key string) bool { return repeatedValues[key] }

@@ -1,0 +1,85 @@
+package intern
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+)
+
+func same(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+func TestStringSharesOneCopy(t *testing.T) {
+	tab := New(10, 16)
+	a := tab.String(strings.Clone("propagationpolicy"[:8]))
+	b := tab.String(strings.Clone("propagationpolicy"[:8]))
+	if a != "propagat" || !same(a, b) {
+		t.Errorf("two equal strings interned to different copies: %q %q", a, b)
+	}
+	if got := tab.String(""); got != "" {
+		t.Errorf("empty string: %q", got)
+	}
+	long := strings.Repeat("x", 17)
+	if got := tab.String(long); !same(got, long) || tab.Len() != 1 {
+		t.Errorf("a string over the length limit was added (len %d)", tab.Len())
+	}
+}
+
+func TestTableIsBounded(t *testing.T) {
+	tab := New(3, 64)
+	for i := range 100 {
+		s := fmt.Sprintf("value-%d", i)
+		if got := tab.String(s); got != s {
+			t.Fatalf("String(%q) = %q", s, got)
+		}
+	}
+	if tab.Len() != 3 {
+		t.Errorf("table holds %d strings, limit 3", tab.Len())
+	}
+	// Strings added before the table filled are still shared.
+	first := tab.String("value-0")
+	if again := tab.String(strings.Clone("value-0")); !same(first, again) {
+		t.Error("a string added before the limit is no longer shared")
+	}
+}
+
+func TestMap(t *testing.T) {
+	tab := New(100, 64)
+	if tab.Map(nil, nil) != nil {
+		t.Error("nil map did not stay nil")
+	}
+	m1 := map[string]string{strings.Clone("policy/name"): strings.Clone("all"), strings.Clone("id"): strings.Clone("u-1")}
+	m2 := map[string]string{strings.Clone("policy/name"): strings.Clone("all"), strings.Clone("id"): strings.Clone("u-2")}
+	onlyPolicy := func(k string) bool { return k == "policy/name" }
+	o1, o2 := tab.Map(m1, onlyPolicy), tab.Map(m2, onlyPolicy)
+	if len(o1) != 2 || o1["id"] != "u-1" || o2["id"] != "u-2" || o1["policy/name"] != "all" {
+		t.Fatalf("maps changed: %v %v", o1, o2)
+	}
+	if !same(o1["policy/name"], o2["policy/name"]) {
+		t.Error("a value chosen for interning was not shared")
+	}
+	if tab.Len() != 3 { // two keys and "all"; the ids are not interned
+		t.Errorf("table holds %d strings, want 3", tab.Len())
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	tab := New(50, 64)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 1000 {
+				s := fmt.Sprintf("k%d", (i+g)%100)
+				if got := tab.String(s); got != s {
+					t.Errorf("String(%q) = %q", s, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if tab.Len() > 50 {
+		t.Errorf("table holds %d strings, limit 50", tab.Len())
+	}
+}
