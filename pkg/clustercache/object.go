@@ -22,12 +22,38 @@ import (
 // copies were a third of the controller-manager's heap), so it is decoded
 // only when a reconcile asks for it; packed, the JSON itself is a sixth to
 // a third of its size (jsonpack). The label and annotation maps kept
-// beside it cost as much again (issue 14, session 14: 1.1 KB per copy,
-// of which 0.6 KB the two maps), so only the owner's keys stay.
+// beside it cost as much again (1.1 KB per copy, of which 0.6 KB the two
+// maps, and 0.3 KB a map of just the owner's two keys), so the owner's
+// values are kept as plain strings and GetAnnotations builds the map.
 type Object struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
+	// owner holds the values of OwnerAnnotations, in that order ("" when
+	// absent); ObjectMeta.Annotations stays nil.
+	owner  [3]string
 	packed []byte
+}
+
+// GetAnnotations returns the owner annotations the object carries (nil
+// when none): the only annotations an Object keeps.
+func (o *Object) GetAnnotations() map[string]string {
+	var out map[string]string
+	for i, k := range OwnerAnnotations {
+		if v := o.owner[i]; v != "" {
+			if out == nil {
+				out = make(map[string]string, 2)
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// SetAnnotations keeps, of a, the owner annotations.
+func (o *Object) SetAnnotations(a map[string]string) {
+	for i, k := range OwnerAnnotations {
+		o.owner[i] = a[k]
+	}
 }
 
 // Unstructured decodes the object; the result is the caller's to change.
@@ -46,7 +72,7 @@ func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
 // DeepCopyObject implements runtime.Object; the JSON is never changed, so
 // copies share it.
 func (o *Object) DeepCopyObject() runtime.Object {
-	c := &Object{TypeMeta: o.TypeMeta, packed: o.packed}
+	c := &Object{TypeMeta: o.TypeMeta, owner: o.owner, packed: o.packed}
 	o.DeepCopyInto(&c.ObjectMeta)
 	return c
 }
@@ -67,7 +93,7 @@ func compact(obj any) (any, error) {
 	o := &Object{TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}, packed: jsonpack.Pack(raw)}
 	o.Name, o.Namespace, o.UID = u.GetName(), u.GetNamespace(), u.GetUID()
 	o.ResourceVersion, o.Generation = u.GetResourceVersion(), u.GetGeneration()
-	o.Annotations = ownerAnnotations(u)
+	o.owner = ownerValues(u)
 	o.DeletionTimestamp = u.GetDeletionTimestamp()
 	return o, nil
 }
@@ -80,23 +106,17 @@ var OwnerAnnotations = []string{
 	workv1alpha2.ClusterResourceBindingAnnotation,
 }
 
-// ownerAnnotations picks OwnerAnnotations out of u's annotations without
-// building the whole map; nil when u has none of them. The keys are the
-// constants themselves, so only the values are allocated.
-func ownerAnnotations(u *unstructured.Unstructured) map[string]string {
+// ownerValues picks the values of OwnerAnnotations out of u's annotations
+// without building the whole map; a namespace's copies share its name.
+func ownerValues(u *unstructured.Unstructured) (out [3]string) {
 	all, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "annotations")
 	annotations, _ := all.(map[string]any)
-	var out map[string]string
-	for _, k := range OwnerAnnotations {
-		if v, ok := annotations[k].(string); ok {
-			if out == nil {
-				out = make(map[string]string, 2)
-			}
-			if k == workv1alpha2.ResourceBindingNamespaceAnnotation {
-				v = intern.Default.String(v) // shared by a namespace's copies
-			}
-			out[k] = v
+	for i, k := range OwnerAnnotations {
+		v, _ := annotations[k].(string)
+		if k == workv1alpha2.ResourceBindingNamespaceAnnotation {
+			v = intern.Default.String(v)
 		}
+		out[i] = v
 	}
 	return out
 }

@@ -31,11 +31,17 @@ func TestCompactKeepsWhatReadersNeed(t *testing.T) {
 	if !ok {
 		t.Fatalf("compact returned %T, want *Object", got)
 	}
-	// Of labels and annotations only the owner's keys stay beside the JSON.
-	wantMeta := metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "u-1", ResourceVersion: "42", Generation: 3,
-		Annotations: map[string]string{"resourcebinding.karmada.io/namespace": "shop", "resourcebinding.karmada.io/name": "web-deployment"}}
+	// Of labels and annotations only the owner's values stay beside the JSON.
+	wantMeta := metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "u-1", ResourceVersion: "42", Generation: 3}
 	if diff := cmp.Diff(wantMeta, o.ObjectMeta); diff != "" {
 		t.Errorf("metadata kept (-want +got):\n%s", diff)
+	}
+	wantOwner := map[string]string{"resourcebinding.karmada.io/namespace": "shop", "resourcebinding.karmada.io/name": "web-deployment"}
+	if diff := cmp.Diff(wantOwner, o.GetAnnotations()); diff != "" {
+		t.Errorf("owner annotations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantOwner, o.DeepCopyObject().(*Object).GetAnnotations()); diff != "" {
+		t.Errorf("owner annotations of a copy (-want +got):\n%s", diff)
 	}
 	// The decoded object has all of them.
 	live := Live(o)
@@ -76,12 +82,29 @@ func TestCompactOwnerAnnotations(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := got.(*Object)
-			if diff := cmp.Diff(tc.want, o.Annotations); diff != "" {
+			if diff := cmp.Diff(tc.want, o.GetAnnotations()); diff != "" {
 				t.Errorf("annotations kept (-want +got):\n%s", diff)
 			}
 			if o.Labels != nil {
 				t.Errorf("labels kept: %v", o.Labels)
 			}
 		})
+	}
+}
+
+func TestObjectSetAnnotationsKeepsTheOwner(t *testing.T) {
+	o := &Object{}
+	o.SetAnnotations(map[string]string{"clusterresourcebinding.karmada.io/name": "ns-namespace", "other": "x"})
+	want := map[string]string{"clusterresourcebinding.karmada.io/name": "ns-namespace"}
+	if diff := cmp.Diff(want, o.GetAnnotations()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// Through the metav1.Object interface too, as event handlers read it.
+	var m metav1.Object = o
+	if diff := cmp.Diff(want, m.GetAnnotations()); diff != "" {
+		t.Errorf("through metav1.Object (-want +got):\n%s", diff)
+	}
+	if o.Annotations != nil {
+		t.Errorf("ObjectMeta.Annotations set: %v", o.Annotations)
 	}
 }
