@@ -278,6 +278,7 @@ func runTemplatesAtScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	heapMB := cm.metric("go_memstats_heap_inuse_bytes") / (1 << 20)
+	b.Logf("settled memory (MB): %s", cm.memstats())
 	idleCPU, idleReconciles := cm.idleWork(b, scaleIdleWindow)
 	if dir := os.Getenv("ATOLL_BENCH_PPROF"); dir != "" {
 		// After the idle window and a collection: what is kept, not what
@@ -368,6 +369,19 @@ func runTemplatesAtScale(b *testing.B) {
 	b.Logf("%d templates: created in %s, in both members after %s; controller-manager RSS %.0f MB settled (%.0f MB with none), heap in use %.0f MB, restart peak %.0f MB; settled, over %v: %.1f ms CPU/s, %.2f reconciles/s; restart idle after %s with %.0f writes (fresh template's own included) and %d of %d objects changed; fresh template in both members after %s (queue depth %v when created)",
 		n, created.Round(time.Second), propagated.Round(time.Second), settledMB, emptyMB, heapMB, peak, scaleIdleWindow, idleCPU, idleReconciles,
 		restartIdle.Round(100*time.Millisecond), writes, changed, len(before), freshLatency.Round(time.Millisecond), backlog)
+}
+
+// memstats says where the process's memory is, from the Go runtime's
+// own figures: heap allocated (live plus garbage not yet collected), heap
+// in use, idle spans not yet returned to the OS, stacks, the runtime's own
+// structures, and the heap size at which the next collection starts.
+func (m *controllerManager) memstats() string {
+	mb := func(name string) float64 { return m.metric(name) / (1 << 20) }
+	return fmt.Sprintf("heap alloc %.0f, in use %.0f, idle not returned %.0f, stacks %.0f, other runtime %.0f, next GC at %.0f",
+		mb("go_memstats_heap_alloc_bytes"), mb("go_memstats_heap_inuse_bytes"),
+		mb("go_memstats_heap_idle_bytes")-mb("go_memstats_heap_released_bytes"), mb("go_memstats_stack_inuse_bytes"),
+		mb("go_memstats_mspan_inuse_bytes")+mb("go_memstats_mcache_inuse_bytes")+mb("go_memstats_buck_hash_sys_bytes")+mb("go_memstats_gc_sys_bytes")+mb("go_memstats_other_sys_bytes"),
+		mb("go_memstats_next_gc_bytes"))
 }
 
 // scaleIdleWindow is how long the settled controller-manager is watched
