@@ -225,6 +225,7 @@ type Member struct {
 type watched struct {
 	informer cache.SharedIndexInformer
 	lister   cache.GenericLister
+	started  time.Time
 }
 
 // Watch starts, once per resource, an informer on the member's objects of
@@ -256,7 +257,7 @@ func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEv
 			logger.V(2).Info("Member watch failed", "err", err)
 		})
 		// A generic lister: the dynamic one insists on *Unstructured.
-		w = &watched{informer: inf, lister: cache.NewGenericLister(inf.GetIndexer(), gvr.GroupResource())}
+		w = &watched{informer: inf, lister: cache.NewGenericLister(inf.GetIndexer(), gvr.GroupResource()), started: time.Now()}
 		m.informers[gvr] = w
 		go inf.RunWithContext(m.ctx)
 	}
@@ -275,6 +276,19 @@ func (m *Member) HasSynced(gvr schema.GroupVersionResource) bool {
 	w, ok := m.informers[gvr]
 	m.mu.Unlock()
 	return ok && w.informer.HasSynced()
+}
+
+// Listing reports whether the informer on gvr is still making its first
+// list and was started less than grace ago. Its lister does not know yet
+// what the member holds: a caller should come back rather than conclude
+// that objects are missing. A member with tens of thousands of objects
+// takes many seconds to list on a busy control plane; past grace, a list
+// that has not finished is the member's problem, and reported as one.
+func (m *Member) Listing(gvr schema.GroupVersionResource, grace time.Duration) bool {
+	m.mu.Lock()
+	w, ok := m.informers[gvr]
+	m.mu.Unlock()
+	return ok && !w.informer.HasSynced() && time.Since(w.started) < grace
 }
 
 // Closed reports whether the member was rebuilt or removed; a caller

@@ -59,7 +59,14 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if err != nil {
 		return fail(err)
 	}
-	if !waitSynced(ctx, member, mapping.Resource) {
+	if member.Listing(mapping.Resource, firstListGrace) && !waitSyncedFor(ctx, member, mapping.Resource, time.Second) {
+		// Still making its first list (a restart, tens of thousands of
+		// objects): nothing is known about this cluster yet. Not a
+		// failure, and not a reason to hold the worker.
+		res.listing = true
+		return res
+	}
+	if !waitSyncedFor(ctx, member, mapping.Resource, 10*time.Second) {
 		return fail(fmt.Errorf("cluster %s: %s: %w", cluster, mapping.Resource.Resource, errNotSynced))
 	}
 	// Overrides apply to the rendered manifest, before atoll's own metadata
@@ -290,10 +297,10 @@ func merge(a, b map[string]string) map[string]string {
 	return out
 }
 
-// waitSynced gives a member informer that was just started a moment to list
+// waitSyncedFor gives a member informer that was just started a moment to list
 // before the binding is retried with backoff.
-func waitSynced(ctx context.Context, member *clustercache.Member, gvr schema.GroupVersionResource) bool {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+func waitSyncedFor(ctx context.Context, member *clustercache.Member, gvr schema.GroupVersionResource, wait time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	return cache.WaitForCacheSync(ctx.Done(), func() bool { return member.HasSynced(gvr) })
 }

@@ -166,3 +166,12 @@ func TestSetDispatching(t *testing.T) {
 	step(nil, true, metav1.ConditionTrue, "resumed")
 	step(nil, false, metav1.ConditionTrue, "resumed")
 }
+
+func TestListing(t *testing.T) {
+	if listing(nil) || listing([]clusterResult{{}, {item: workv1alpha2.AggregatedStatusItem{Applied: true}}}) {
+		t.Error("no cluster listing, but listing says so")
+	}
+	if !listing([]clusterResult{{}, {listing: true}}) {
+		t.Error("a cluster still listing was not seen")
+	}
+}
