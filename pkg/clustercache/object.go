@@ -30,7 +30,7 @@ type Object struct {
 	metav1.ObjectMeta
 	// owner holds the values of OwnerAnnotations, in that order ("" when
 	// absent); ObjectMeta.Annotations stays nil.
-	owner  [3]string
+	owner  [len(OwnerAnnotations)]string
 	packed []byte
 }
 
@@ -100,7 +100,7 @@ func compact(obj any) (any, error) {
 
 // OwnerAnnotations are the annotations an Object keeps in its metadata: the
 // ones the executor writes on every member object to name its binding.
-var OwnerAnnotations = []string{
+var OwnerAnnotations = [...]string{
 	workv1alpha2.ResourceBindingNamespaceAnnotation,
 	workv1alpha2.ResourceBindingNameAnnotation,
 	workv1alpha2.ClusterResourceBindingAnnotation,
@@ -108,7 +108,7 @@ var OwnerAnnotations = []string{
 
 // ownerValues picks the values of OwnerAnnotations out of u's annotations
 // without building the whole map; a namespace's copies share its name.
-func ownerValues(u *unstructured.Unstructured) (out [3]string) {
+func ownerValues(u *unstructured.Unstructured) (out [len(OwnerAnnotations)]string) {
 	all, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "annotations")
 	annotations, _ := all.(map[string]any)
 	for i, k := range OwnerAnnotations {
