@@ -28,8 +28,9 @@ import (
 )
 
 // syncCluster makes the member object of one cluster match the template
-// with the cluster's overrides applied.
-func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
+// with the cluster's overrides applied. reached says the binding may
+// already have a copy there (its status or this process says so).
+func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string, reached bool,
 	template *unstructured.Unstructured, replicas *int64, hpa *rebalance.Bounds, held string, overrides *overridePolicies, rule *baselineRule) clusterResult {
 	res := clusterResult{item: workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}}
 	fail := func(err error) clusterResult {
@@ -59,14 +60,24 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if err != nil {
 		return fail(err)
 	}
-	if member.Listing(mapping.Resource, firstListGrace) && !waitSyncedFor(ctx, member, mapping.Resource, time.Second) {
-		// Still making its first list (a restart, tens of thousands of
-		// objects): nothing is known about this cluster yet. Not a
-		// failure, and not a reason to hold the worker.
+	listing := member.Listing(mapping.Resource, firstListGrace)
+	switch {
+	case listing && !reached:
+		// The cache is still making its first list (a restart, tens of
+		// thousands of objects), and this binding is new to the cluster:
+		// it does not wait behind that backlog. The conflict check below
+		// reads the one object it may meet directly from the member (live
+		// is nil without a lister), as for any object the cache has not
+		// seen yet.
+		lister = nil
+	case listing && !waitSyncedFor(ctx, member, mapping.Resource, time.Second):
+		// The binding may have a copy there, and what it looks like is not
+		// known yet. Not a failure, and not a reason to hold the worker;
+		// reading every such copy one by one instead would be the list
+		// again, object by object.
 		res.listing = true
 		return res
-	}
-	if !waitSyncedFor(ctx, member, mapping.Resource, 10*time.Second) {
+	case !waitSyncedFor(ctx, member, mapping.Resource, 10*time.Second):
 		return fail(fmt.Errorf("cluster %s: %s: %w", cluster, mapping.Resource.Resource, errNotSynced))
 	}
 	// Overrides apply to the rendered manifest, before atoll's own metadata
@@ -272,7 +283,12 @@ func (r *reconciler) watch(member *clustercache.Member, gvr schema.GroupVersionR
 	return lister, nil
 }
 
+// getLive is the cached member object, nil when the lister has none or
+// there is no lister (the cache is still listing).
 func getLive(lister cache.GenericLister, ns, name string) *unstructured.Unstructured {
+	if lister == nil {
+		return nil
+	}
 	var obj runtime.Object
 	var err error
 	if ns == "" {

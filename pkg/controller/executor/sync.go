@@ -116,6 +116,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	}
 
 	rule := baselineRuleOf(b, spec)
+	reachedBefore := r.reached.of(key, status)
 	results := make([]clusterResult, len(spec.Clusters))
 	var wg sync.WaitGroup
 	var retry time.Duration // soonest retry of a member skipped as unresponsive
@@ -156,7 +157,8 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 			case rule != nil:
 				held = rule.holds(t.Name, spec.Resource.ResourceVersion)
 			}
-			results[i] = r.syncCluster(ctx, b, spec, t.Name, template, replicas, hpa, held, overrides, rule)
+			reached := slices.Contains(reachedBefore, t.Name)
+			results[i] = r.syncCluster(ctx, b, spec, t.Name, reached, template, replicas, hpa, held, overrides, rule)
 		}()
 	}
 	wg.Wait()
