@@ -49,7 +49,8 @@ import (
 // controller-manager's environment, to see what the Go runtime's own
 // memory settings do. ATOLL_BENCH_PPROF=DIR saves the controller-manager's
 // heap profile after settling and the idle window, right after a
-// collection, sampled every 16 KB (DIR/scale-heap.pprof).
+// collection, sampled every 16 KB (DIR/scale-heap.pprof), and 30 s of CPU
+// profile from the restarted process's start (DIR/scale-restart-cpu.pprof).
 //
 // Run: make build && ATOLL_BIN=$PWD/bin/atoll ATOLL_BENCH_TEMPLATES=10000 go
 // test -run '^$' -bench Templates100k -benchtime 1x -timeout 3h ./bench/
@@ -125,6 +126,16 @@ func (m *controllerManager) stop(b *testing.B) {
 		_ = m.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// serving reports whether the profiling endpoint answers.
+func (m *controllerManager) serving() bool {
+	resp, err := http.Get("http://" + m.pprof + "/debug/pprof/") //nolint:noctx // loopback
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 func (m *controllerManager) ready() bool {
@@ -300,6 +311,21 @@ func runTemplatesAtScale(b *testing.B) {
 		}
 	}
 	cm = startScaleControllerManager(b, cp, logDir, 2)
+	restartProfiled := make(chan struct{})
+	if dir := os.Getenv("ATOLL_BENCH_PPROF"); dir != "" {
+		// Where the restart's time goes: 30 s of CPU from the moment the
+		// process serves its profiling endpoint (before it is ready).
+		go func() {
+			defer close(restartProfiled)
+			for !cm.serving() {
+				time.Sleep(50 * time.Millisecond)
+			}
+			saveProfile(b, cm.pprof, "profile?seconds=30", filepath.Join(dir, "scale-restart-cpu.pprof"))
+		}()
+	} else {
+		close(restartProfiled)
+	}
+	defer func() { <-restartProfiled }()
 	framework.Eventually(b, 10*time.Minute, "restarted controller-manager ready", func() (bool, string) { return cm.ready(), "" })
 	fresh := time.Now()
 	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(scaleNS).Create(ctx, &corev1.ConfigMap{
