@@ -365,28 +365,30 @@ func (r *reconciler) clusters(ctx context.Context) ([]*clusterv1alpha1.Cluster, 
 // reschedule static or duplicated bindings. Anything else (heartbeats)
 // enqueues nothing.
 func (r *reconciler) clusterHandler() handler.EventHandler {
-	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], filter func(*workv1alpha2.ResourceBindingSpec) bool) {
+	all := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], filter func(*workv1alpha2.ResourceBindingSpec) bool, startup bool) {
 		for _, req := range r.bindings(ctx, filter) {
-			q.Add(req)
+			enqueue(q, req, 0, startup)
 		}
 	}
 	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, nil)
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			// The start-up list of Clusters enqueues every binding; a
+			// binding created meanwhile goes first.
+			all(ctx, q, nil, e.IsInInitialList)
 		},
 		DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, nil)
+			all(ctx, q, nil, false)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
 			n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
 			switch {
 			case !ok1 || !ok2 || clusterChanged(o, n):
-				enqueue(ctx, q, nil)
+				all(ctx, q, nil, false)
 			case summaryChanged(o, n):
-				enqueue(ctx, q, func(spec *workv1alpha2.ResourceBindingSpec) bool {
+				all(ctx, q, func(spec *workv1alpha2.ResourceBindingSpec) bool {
 					return framework.UsesAvailableReplicas(spec.Placement)
-				})
+				}, false)
 			}
 		},
 	}
@@ -401,6 +403,27 @@ func (r *reconciler) bindings(ctx context.Context, filter func(*workv1alpha2.Res
 		return nil
 	}
 	return r.kind.Requests(list, filter)
+}
+
+// startupBand lowers the events of a start-up list (a restart's thousands
+// of bindings, all placed already) below every live event, keeping their
+// own order: a binding created or changed meanwhile is scheduled first
+// (DESIGN.md section 4, rule 4). schedulePriority is an int32, so the two
+// bands never meet.
+const startupBand = 1 << 32
+
+// enqueue adds req at priority, in the start-up band for events of a
+// start-up list.
+func enqueue(q workqueue.TypedRateLimitingInterface[reconcile.Request], req reconcile.Request, priority int, startup bool) {
+	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	if !ok {
+		q.Add(req)
+		return
+	}
+	if startup {
+		priority -= startupBand
+	}
+	pq.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, req)
 }
 
 // skipReason says why this scheduler leaves a binding alone, or "".
@@ -584,31 +607,25 @@ func resultString(clusters []workv1alpha2.TargetCluster) string {
 // byPriority enqueues a binding's own events at its
 // spec.schedulePriority.priority, so that of the bindings waiting, the
 // higher-priority ones are scheduled first (Karmada's priority-based
-// scheduling; the detector resolves the policy's PriorityClass). Cluster
-// and tenant changes enqueue at the default priority 0.
+// scheduling; the detector resolves the policy's PriorityClass). Events
+// of the start-up list go below every live event (enqueue).
 func byPriority(k bindingkind.Kind) handler.EventHandler {
-	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)}
-		pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
-		if !ok {
-			q.Add(req)
-			return
-		}
+	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], startup bool) {
 		priority := 0
 		if sp := k.Spec(o).SchedulePriority; sp != nil {
 			priority = int(sp.Priority)
 		}
-		pq.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, req)
+		enqueue(q, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)}, priority, startup)
 	}
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.Object, q)
+			add(e.Object, q, e.IsInInitialList)
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.ObjectNew, q)
+			add(e.ObjectNew, q, false)
 		},
 		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.Object, q)
+			add(e.Object, q, false)
 		},
 	}
 }

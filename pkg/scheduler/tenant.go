@@ -104,7 +104,7 @@ func withTenantNote(msg string, sc *framework.SchedulingContext) string {
 // (before and after a change): its cluster set or sharing may have moved.
 func (r *reconciler) tenantHandler() handler.EventHandler {
 	type q = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	enqueue := func(ctx context.Context, q q, objs ...any) {
+	reschedule := func(ctx context.Context, q q, startup bool, objs ...any) {
 		namespaces := tenancy.NamespacesOf(objs...)
 		if len(namespaces) == 0 {
 			return
@@ -112,27 +112,27 @@ func (r *reconciler) tenantHandler() handler.EventHandler {
 		if r.kind.Kind() != "ResourceBinding" {
 			// The auto-provision bindings of the namespaces themselves.
 			for ns := range namespaces {
-				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: names.BindingName("Namespace", ns)}})
+				enqueue(q, reconcile.Request{NamespacedName: types.NamespacedName{Name: names.BindingName("Namespace", ns)}}, 0, startup)
 			}
 			return
 		}
 		for _, req := range r.bindings(ctx, nil) {
 			if namespaces[req.Namespace] {
-				q.Add(req)
+				enqueue(q, req, 0, startup)
 			}
 		}
 		klog.FromContext(ctx).V(1).Info("Rescheduling bindings for a tenant change", "namespaces", len(namespaces))
 	}
 	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q q) { enqueue(ctx, q, e.Object) },
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q q) { reschedule(ctx, q, e.IsInInitialList, e.Object) },
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q q) {
 			o, ok1 := e.ObjectOld.(*tenancyv1alpha1.Tenant)
 			n, ok2 := e.ObjectNew.(*tenancyv1alpha1.Tenant)
 			if ok1 && ok2 && o.Generation == n.Generation {
 				return // status only
 			}
-			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+			reschedule(ctx, q, false, e.ObjectOld, e.ObjectNew)
 		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q q) { enqueue(ctx, q, e.Object) },
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q q) { reschedule(ctx, q, false, e.Object) },
 	}
 }
