@@ -271,10 +271,10 @@ func (r *reconciler) watch(member *clustercache.Member, gvr schema.GroupVersionR
 		return member.Watch(gvr, nil)
 	}
 	cluster := member.Name
-	lister, err := member.Watch(gvr, cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { r.memberEvent(cluster, obj, true) },
-		UpdateFunc: func(_, obj any) { r.memberEvent(cluster, obj, true) },
-		DeleteFunc: func(obj any) { r.memberEvent(cluster, obj, false) },
+	lister, err := member.Watch(gvr, cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc:    func(obj any, firstList bool) { r.memberEvent(cluster, obj, true, firstList) },
+		UpdateFunc: func(_, obj any) { r.memberEvent(cluster, obj, true, false) },
+		DeleteFunc: func(obj any) { r.memberEvent(cluster, obj, false, false) },
 	})
 	if err != nil {
 		r.watched.unmark(key)

@@ -9,7 +9,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -24,8 +26,10 @@ import (
 // exists is also remembered as possibly the binding's in that cluster, so a
 // copy the binding status never recorded (a crash between apply and status
 // write) is still withdrawn when the placement leaves the cluster; the
-// withdrawal itself checks the exact ownership record.
-func (r *reconciler) memberEvent(cluster string, obj any, exists bool) {
+// withdrawal itself checks the exact ownership record. Objects of a member
+// cache's first list (a restart: every copy atoll made there) are enqueued
+// at low priority, behind bindings created or changed meanwhile.
+func (r *reconciler) memberEvent(cluster string, obj any, exists, firstList bool) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
@@ -40,9 +44,16 @@ func (r *reconciler) memberEvent(cluster string, obj any, exists bool) {
 	if exists {
 		r.reached.remember(key, cluster)
 	}
-	if q := r.queue.Load(); q != nil {
-		(*q).Add(reconcile.Request{NamespacedName: key})
+	q := r.queue.Load()
+	if q == nil {
+		return
 	}
+	req := reconcile.Request{NamespacedName: key}
+	if pq, ok := (*q).(priorityqueue.PriorityQueue[reconcile.Request]); ok && firstList {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, req)
+		return
+	}
+	(*q).Add(req)
 }
 
 // overrideHandler enqueues, for a change of an override policy, the
