@@ -128,6 +128,39 @@ func (m *controllerManager) stop(b *testing.B) {
 	}
 }
 
+// watchFreshStages polls the fresh template's binding every 100 ms until
+// it is placed, and returns a summary of when it was created and placed
+// (since start), to tell the detector's and scheduler's share of the fresh
+// template's latency from the executor's.
+func watchFreshStages(ctx context.Context, c client.Client, start time.Time) func() string {
+	var created, placed time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil && time.Since(start) < 10*time.Minute {
+			rb := &workv1alpha2.ResourceBinding{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: scaleNS, Name: "fresh-configmap"}, rb); err == nil {
+				if created == 0 {
+					created = time.Since(start)
+				}
+				if len(rb.Spec.Clusters) > 0 {
+					placed = time.Since(start)
+					return
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return func() string {
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			return "binding not placed within a minute of the copies"
+		}
+		return fmt.Sprintf("binding created after %s, placed after %s", created.Round(time.Millisecond), placed.Round(time.Millisecond))
+	}
+}
+
 // serving reports whether the profiling endpoint answers.
 func (m *controllerManager) serving() bool {
 	resp, err := http.Get("http://" + m.pprof + "/debug/pprof/") //nolint:noctx // loopback
@@ -332,14 +365,19 @@ func runTemplatesAtScale(b *testing.B) {
 		ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: scaleNS}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
+	readyAfter := fresh.Sub(cm.started)
 	backlog := cm.metric("workqueue_depth")
+	stages := watchFreshStages(ctx, c, fresh)
+	arrived := map[string]time.Duration{}
 	for name, cs := range members {
 		framework.Eventually(b, 10*time.Minute, "fresh template in "+name, func() (bool, string) {
 			_, err := cs.CoreV1().ConfigMaps(scaleNS).Get(ctx, "fresh", metav1.GetOptions{})
 			return err == nil, fmt.Sprint(err)
 		})
+		arrived[name] = time.Since(fresh)
 	}
 	freshLatency := time.Since(fresh)
+	b.Logf("restart: ready after %s; fresh template: %s; in members %v", readyAfter.Round(time.Millisecond), stages(), arrived)
 	framework.Eventually(b, time.Hour, "restarted controller-manager idle", cm.idle)
 	restartIdle := time.Since(cm.started)
 	time.Sleep(10 * time.Second)
