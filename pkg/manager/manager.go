@@ -178,7 +178,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		}},
 		{Name: "detector", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: templates, BindingFinalizer: finalizer, Shards: shards,
-				NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers)})
+				NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers), LeaderElection: opts.LeaderElect})
 		}},
 		// Karmada's namespace sync controller, by its Karmada name so that
 		// --controllers=-namespace turns it off as there. The detector does

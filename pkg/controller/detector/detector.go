@@ -304,12 +304,14 @@ func (d *Detector) Start(ctx context.Context) error {
 
 // readyz is ready once the template informers of a leading detector have
 // synced; a standby replica (not elected) has nothing to be ready for. A
-// sharded detector runs in every process.
+// sharded detector runs in every process. Without leader election the
+// process leads from the start, even in the moment before the manager
+// says so (a restart's first seconds, when its caches are still listing).
 func (d *Detector) readyz(*http.Request) error {
 	select {
 	case <-d.elected:
 	default:
-		if !d.opts.Shards.Sharded() {
+		if d.opts.LeaderElection && !d.opts.Shards.Sharded() {
 			return nil
 		}
 	}

@@ -49,6 +49,10 @@ type Options struct {
 	// Shards limits the detector to the templates and policies of the
 	// shards this process holds (nil: all of them, on the elected leader).
 	Shards *shard.Owner
+	// LeaderElection says the process may be a standby replica waiting
+	// for the leader Lease. Without it the process leads from the start,
+	// so it is ready only once its template informers have synced.
+	LeaderElection bool
 }
 
 // DefaultSkippedNamespaces are the namespaces skipped by default: the
