@@ -21,22 +21,31 @@ const (
 	deflated byte = 1 // DEFLATE with dictionary
 )
 
-// Pack returns data compressed. It never fails: data that does not
-// compress is kept as it is, behind one byte.
-func Pack(data []byte) []byte {
+// Pack returns the concatenation of parts compressed. It never fails: data
+// that does not compress is kept as it is, behind one byte.
+func Pack(parts ...[]byte) []byte {
 	w := writers.Get().(*writer)
 	defer writers.Put(w)
 	w.buf.Reset()
 	w.buf.WriteByte(deflated)
 	w.fw.Reset(&w.buf)
-	_, err := w.fw.Write(data)
+	n := 0
+	var err error
+	for _, p := range parts {
+		n += len(p)
+		if err == nil {
+			_, err = w.fw.Write(p)
+		}
+	}
 	if err == nil {
 		err = w.fw.Close()
 	}
-	if err != nil || w.buf.Len() >= len(data)+1 {
-		out := make([]byte, len(data)+1)
+	if err != nil || w.buf.Len() >= n+1 {
+		out := make([]byte, 1, n+1)
 		out[0] = stored
-		copy(out[1:], data)
+		for _, p := range parts {
+			out = append(out, p...)
+		}
 		return out
 	}
 	return bytes.Clone(w.buf.Bytes())
