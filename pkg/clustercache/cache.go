@@ -18,11 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -181,7 +182,9 @@ func (c *Cache) newMember(name, key string, cfg *rest.Config) (*Member, error) {
 	// timeout and by HTTP/2 health checks instead.
 	watchCfg := rest.CopyConfig(cfg)
 	watchCfg.Timeout = 0
-	watchDyn, err := dynamic.NewForConfig(watchCfg)
+	watchCfg.ContentType, watchCfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
+	watchCfg.NegotiatedSerializer = wireSerializer{}
+	wire, err := rest.UnversionedRESTClientFor(watchCfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: building watch client: %w", name, err)
 	}
@@ -193,7 +196,7 @@ func (c *Cache) newMember(name, key string, cfg *rest.Config) (*Member, error) {
 		Kube:        kube,
 		Mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		fingerprint: key,
-		watchClient: watchDyn,
+		watchClient: wire,
 		ctx:         ctx,
 		cancel:      cancel,
 		informers:   map[schema.GroupVersionResource]*watched{},
@@ -214,7 +217,9 @@ type Member struct {
 	Mapper meta.RESTMapper
 
 	fingerprint string
-	watchClient dynamic.Interface
+	// watchClient lists and watches for the informers; it decodes into
+	// *Object (wire.go).
+	watchClient rest.Interface
 	ctx         context.Context
 	cancel      context.CancelFunc
 
@@ -242,14 +247,10 @@ func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEv
 	}
 	w, ok := m.informers[gvr]
 	if !ok {
-		selector := labels.SelectorFromSet(labels.Set{workv1alpha2.ManagedLabel: "true"}).String()
-		gi := dynamicinformer.NewFilteredDynamicInformer(m.watchClient, gvr, metav1.NamespaceAll, 0,
-			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-			func(o *metav1.ListOptions) { o.LabelSelector = selector })
-		inf := gi.Informer()
-		if err := inf.SetTransform(compact); err != nil {
-			return nil, fmt.Errorf("cluster %s: watching %s: %w", m.Name, gvr, err)
-		}
+		inf := cache.NewSharedIndexInformerWithOptions(m.listWatch(gvr), &Object{}, cache.SharedIndexInformerOptions{
+			Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+			ObjectDescription: gvr.String(),
+		})
 		logger := klog.Background().WithValues("cluster", m.Name, "resource", gvr.String())
 		_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 			// The reflector backs off on its own; this only keeps the log
@@ -267,6 +268,36 @@ func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEv
 		}
 	}
 	return w.lister, nil
+}
+
+// listWatch lists and watches the member's objects of gvr that carry
+// karmada.io/managed=true, in every namespace, as *Object.
+func (m *Member) listWatch(gvr schema.GroupVersionResource) *cache.ListWatch {
+	selector := labels.SelectorFromSet(labels.Set{workv1alpha2.ManagedLabel: "true"}).String()
+	path := []string{"apis", gvr.Group, gvr.Version, gvr.Resource}
+	if gvr.Group == "" {
+		path = []string{"api", gvr.Version, gvr.Resource}
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			opts.LabelSelector = selector
+			res := m.watchClient.Get().AbsPath(path...).
+				SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.Unversioned).Do(ctx)
+			if err := res.Error(); err != nil {
+				return nil, err
+			}
+			raw, err := res.Raw()
+			if err != nil {
+				return nil, err
+			}
+			return decodeList(raw)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.LabelSelector, opts.Watch = selector, true
+			return m.watchClient.Get().AbsPath(path...).
+				SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.Unversioned).Watch(ctx)
+		},
+	}
 }
 
 // HasSynced reports whether the informer on gvr has listed the member's

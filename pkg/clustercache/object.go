@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
-	"github.com/atoll-dev/atoll/pkg/util/intern"
 	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
 )
 
@@ -30,12 +29,17 @@ type Object struct {
 	metav1.ObjectMeta
 	// owner holds the values of OwnerAnnotations, in that order ("" when
 	// absent); ObjectMeta.Annotations stays nil.
-	owner  [len(OwnerAnnotations)]string
-	packed []byte
+	owner [len(OwnerAnnotations)]string
+	// initialEventsEnd is set on the bookmark that ends a watch's initial
+	// events (the k8s.io/initial-events-end annotation), which the
+	// reflector reads from GetAnnotations.
+	initialEventsEnd bool
+	packed           []byte
 }
 
 // GetAnnotations returns the owner annotations the object carries (nil
-// when none): the only annotations an Object keeps.
+// when none): the only annotations an Object keeps, with, on a watch's
+// bookmark, the one that ends its initial events.
 func (o *Object) GetAnnotations() map[string]string {
 	var out map[string]string
 	for i, k := range OwnerAnnotations {
@@ -46,14 +50,22 @@ func (o *Object) GetAnnotations() map[string]string {
 			out[k] = v
 		}
 	}
+	if o.initialEventsEnd {
+		if out == nil {
+			out = make(map[string]string, 1)
+		}
+		out[metav1.InitialEventsAnnotationKey] = "true"
+	}
 	return out
 }
 
-// SetAnnotations keeps, of a, the owner annotations.
+// SetAnnotations keeps, of a, the owner annotations (and the end of
+// initial events).
 func (o *Object) SetAnnotations(a map[string]string) {
 	for i, k := range OwnerAnnotations {
 		o.owner[i] = a[k]
 	}
+	o.initialEventsEnd = a[metav1.InitialEventsAnnotationKey] == "true"
 }
 
 // Unstructured decodes the object; the result is the caller's to change.
@@ -72,30 +84,9 @@ func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
 // DeepCopyObject implements runtime.Object; the JSON is never changed, so
 // copies share it.
 func (o *Object) DeepCopyObject() runtime.Object {
-	c := &Object{TypeMeta: o.TypeMeta, owner: o.owner, packed: o.packed}
+	c := &Object{TypeMeta: o.TypeMeta, owner: o.owner, initialEventsEnd: o.initialEventsEnd, packed: o.packed}
 	o.DeepCopyInto(&c.ObjectMeta)
 	return c
-}
-
-// compact is the member informers' transform: managedFields (which no
-// controller reads, and often the larger part of an object) dropped, the
-// rest kept as an Object.
-func compact(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	u.SetManagedFields(nil)
-	raw, err := u.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	o := &Object{TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}, packed: jsonpack.Pack(raw)}
-	o.Name, o.Namespace, o.UID = u.GetName(), u.GetNamespace(), u.GetUID()
-	o.ResourceVersion, o.Generation = u.GetResourceVersion(), u.GetGeneration()
-	o.owner = ownerValues(u)
-	o.DeletionTimestamp = u.GetDeletionTimestamp()
-	return o, nil
 }
 
 // OwnerAnnotations are the annotations an Object keeps in its metadata: the
@@ -104,21 +95,6 @@ var OwnerAnnotations = [...]string{
 	workv1alpha2.ResourceBindingNamespaceAnnotation,
 	workv1alpha2.ResourceBindingNameAnnotation,
 	workv1alpha2.ClusterResourceBindingAnnotation,
-}
-
-// ownerValues picks the values of OwnerAnnotations out of u's annotations
-// without building the whole map; a namespace's copies share its name.
-func ownerValues(u *unstructured.Unstructured) (out [len(OwnerAnnotations)]string) {
-	all, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "annotations")
-	annotations, _ := all.(map[string]any)
-	for i, k := range OwnerAnnotations {
-		v, _ := annotations[k].(string)
-		if k == workv1alpha2.ResourceBindingNamespaceAnnotation {
-			v = intern.Default.String(v)
-		}
-		out[i] = v
-	}
-	return out
 }
 
 // Live returns a cached member object (as a lister returns it) decoded;

@@ -1,6 +1,7 @@
 package clustercache
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -8,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-func TestCompactKeepsWhatReadersNeed(t *testing.T) {
+func TestDecodeObjectKeepsWhatReadersNeed(t *testing.T) {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{
@@ -23,13 +24,9 @@ func TestCompactKeepsWhatReadersNeed(t *testing.T) {
 		"spec":   map[string]any{"replicas": int64(2)},
 		"status": map[string]any{"readyReplicas": int64(2)},
 	}}
-	got, err := compact(u.DeepCopy())
+	o, err := decodeObject(mustJSON(t, u.Object))
 	if err != nil {
 		t.Fatal(err)
-	}
-	o, ok := got.(*Object)
-	if !ok {
-		t.Fatalf("compact returned %T, want *Object", got)
 	}
 	// Of labels and annotations only the owner's values stay beside the JSON.
 	wantMeta := metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "u-1", ResourceVersion: "42", Generation: 3}
@@ -57,7 +54,7 @@ func TestCompactKeepsWhatReadersNeed(t *testing.T) {
 	}
 }
 
-func TestCompactOwnerAnnotations(t *testing.T) {
+func TestDecodeObjectOwnerAnnotations(t *testing.T) {
 	obj := func(annotations map[string]any) *unstructured.Unstructured {
 		meta := map[string]any{"name": "x"}
 		if annotations != nil {
@@ -77,11 +74,10 @@ func TestCompactOwnerAnnotations(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := compact(obj(tc.annotations))
+			o, err := decodeObject(mustJSON(t, obj(tc.annotations).Object))
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := got.(*Object)
 			if diff := cmp.Diff(tc.want, o.GetAnnotations()); diff != "" {
 				t.Errorf("annotations kept (-want +got):\n%s", diff)
 			}
@@ -107,4 +103,13 @@ func TestObjectSetAnnotationsKeepsTheOwner(t *testing.T) {
 	if o.Annotations != nil {
 		t.Errorf("ObjectMeta.Annotations set: %v", o.Annotations)
 	}
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

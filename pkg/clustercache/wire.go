@@ -1,0 +1,369 @@
+package clustercache
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/atoll-dev/atoll/pkg/util/intern"
+	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
+	"github.com/atoll-dev/atoll/pkg/util/jsonscan"
+)
+
+// The member informers read the members' JSON straight into Objects.
+// client-go's path (the dynamic client's decoder, then the transform) read
+// each watch event about five times and built the whole object as nested
+// maps only to marshal it again without managedFields: at 20,000 templates
+// it was a third of a restart's CPU (design 0013, "Where a 20,000-template
+// restart spends its CPU"). Here one pass over the event finds its type and
+// object, one over the object finds its apiVersion, kind and metadata, and
+// only the metadata fields an Object keeps are decoded; the object goes
+// into jsonpack as the member wrote it, less managedFields.
+
+// decodeObject returns the Object for one member object's JSON. The result
+// does not share memory with raw.
+func decodeObject(raw []byte) (*Object, error) {
+	return decodeTypedObject(raw, metav1.TypeMeta{})
+}
+
+// decodeTypedObject is decodeObject for an object that may carry no
+// apiVersion and kind (a list's item): it gets those of typ, in its
+// metadata and in its JSON.
+func decodeTypedObject(raw []byte, typ metav1.TypeMeta) (*Object, error) {
+	o := &Object{}
+	metaStart := -1
+	_, err := jsonscan.Object(raw, 0, func(m jsonscan.Member) error {
+		var err error
+		switch {
+		case m.KeyIs("apiVersion"):
+			o.APIVersion, err = jsonString(raw[m.Start:m.End])
+			o.APIVersion = intern.Default.String(o.APIVersion)
+		case m.KeyIs("kind"):
+			o.Kind, err = jsonString(raw[m.Start:m.End])
+			o.Kind = intern.Default.String(o.Kind)
+		case m.KeyIs("metadata"):
+			metaStart = m.Start
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("decoding member object: %w", err)
+	}
+	if metaStart < 0 || raw[metaStart] != '{' {
+		return nil, fmt.Errorf("decoding member object: no metadata object")
+	}
+	cutStart, cutEnd, err := o.decodeMetadata(raw, metaStart)
+	if err != nil {
+		return nil, fmt.Errorf("decoding metadata of member %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	if cutStart < 0 {
+		cutStart, cutEnd = len(raw), len(raw)
+	}
+	var typePrefix []byte
+	if o.APIVersion == "" && o.Kind == "" && typ.Kind != "" {
+		o.TypeMeta = typ
+		apiVersion, _ := json.Marshal(typ.APIVersion) // strings always encode
+		kind, _ := json.Marshal(typ.Kind)
+		typePrefix = fmt.Appendf(nil, `"apiVersion":%s,"kind":%s,`, apiVersion, kind)
+	}
+	// raw starts with '{' (jsonscan checked) and has a metadata member, so
+	// a member can go right after it.
+	o.packed = jsonpack.Pack(raw[:1], typePrefix, raw[1:cutStart], raw[cutEnd:])
+	return o, nil
+}
+
+// decodeMetadata sets o's metadata from the object that starts at
+// raw[start], and returns the extent of its managedFields member with one
+// of the commas beside it (-1, -1 when it has none).
+func (o *Object) decodeMetadata(raw []byte, start int) (cutStart, cutEnd int, err error) {
+	cutStart, cutEnd = -1, -1
+	end, err := jsonscan.Object(raw, start, func(m jsonscan.Member) error {
+		value := raw[m.Start:m.End]
+		var err error
+		switch {
+		case m.KeyIs("name"):
+			o.Name, err = jsonString(value)
+		case m.KeyIs("namespace"):
+			o.Namespace, err = jsonString(value)
+			o.Namespace = intern.Default.String(o.Namespace)
+		case m.KeyIs("uid"):
+			var uid string
+			uid, err = jsonString(value)
+			o.UID = types.UID(uid)
+		case m.KeyIs("resourceVersion"):
+			o.ResourceVersion, err = jsonString(value)
+		case m.KeyIs("generation"):
+			if string(value) != "null" {
+				o.Generation, err = strconv.ParseInt(string(value), 10, 64)
+			}
+		case m.KeyIs("deletionTimestamp"):
+			if string(value) != "null" {
+				t := &metav1.Time{}
+				if err = t.UnmarshalJSON(value); err == nil {
+					o.DeletionTimestamp = t
+				}
+			}
+		case m.KeyIs("annotations"):
+			err = o.keepAnnotations(value)
+		case m.KeyIs("managedFields"):
+			cutStart, cutEnd = m.KeyStart, m.End
+		}
+		if err != nil {
+			return fmt.Errorf("metadata.%s: %w", m.Key, err)
+		}
+		return nil
+	})
+	if err != nil || cutStart < 0 {
+		return -1, -1, err
+	}
+	// Take a comma with the member: the one after it, or before it when
+	// it is the last.
+	if i := skipSpace(raw, cutEnd); i < end && raw[i] == ',' {
+		return cutStart, i + 1, nil
+	}
+	i := cutStart - 1
+	for i > start && isSpace(raw[i]) {
+		i--
+	}
+	if raw[i] == ',' {
+		return i, cutEnd, nil
+	}
+	return cutStart, cutEnd, nil
+}
+
+// keepAnnotations keeps, of the annotations object a, the values of
+// OwnerAnnotations, and whether it marks the end of a watch's initial
+// events.
+func (o *Object) keepAnnotations(a []byte) error {
+	if string(a) == "null" {
+		return nil
+	}
+	_, err := jsonscan.Object(a, 0, func(m jsonscan.Member) error {
+		if a[m.Start] != '"' {
+			return nil // not a string: not an annotation atoll wrote
+		}
+		for i, k := range OwnerAnnotations {
+			if m.KeyIs(k) {
+				v, err := jsonString(a[m.Start:m.End])
+				if k == OwnerAnnotations[0] {
+					v = intern.Default.String(v)
+				}
+				o.owner[i] = v
+				return err
+			}
+		}
+		if m.KeyIs(metav1.InitialEventsAnnotationKey) {
+			v, err := jsonString(a[m.Start:m.End])
+			o.initialEventsEnd = v == "true"
+			return err
+		}
+		return nil
+	})
+	return err
+}
+
+// ObjectList is a member's list of objects, as the member informers list
+// them when the member does not stream its initial list.
+type ObjectList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+	Items []Object
+}
+
+// DeepCopyObject implements runtime.Object.
+func (l *ObjectList) DeepCopyObject() runtime.Object {
+	c := &ObjectList{TypeMeta: l.TypeMeta}
+	l.DeepCopyInto(&c.ListMeta)
+	c.Items = make([]Object, len(l.Items))
+	for i := range l.Items {
+		c.Items[i] = *l.Items[i].DeepCopyObject().(*Object)
+	}
+	return c
+}
+
+// decodeList returns the ObjectList for a member's list response. List
+// items carry no apiVersion and kind; they get the list's.
+func decodeList(raw []byte) (*ObjectList, error) {
+	l := &ObjectList{}
+	var items [][2]int
+	_, err := jsonscan.Object(raw, 0, func(m jsonscan.Member) error {
+		value := raw[m.Start:m.End]
+		var err error
+		switch {
+		case m.KeyIs("apiVersion"):
+			l.APIVersion, err = jsonString(value)
+		case m.KeyIs("kind"):
+			l.Kind, err = jsonString(value)
+		case m.KeyIs("metadata"):
+			err = json.Unmarshal(value, &l.ListMeta)
+		case m.KeyIs("items"):
+			if string(value) == "null" {
+				return nil
+			}
+			_, err = jsonscan.Array(raw, m.Start, func(start, end int) error {
+				items = append(items, [2]int{start, end})
+				return nil
+			})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("decoding member list: %w", err)
+	}
+	typ := metav1.TypeMeta{APIVersion: intern.Default.String(l.APIVersion), Kind: intern.Default.String(strings.TrimSuffix(l.Kind, "List"))}
+	l.Items = make([]Object, len(items))
+	for i, it := range items {
+		o, err := decodeTypedObject(raw[it[0]:it[1]], typ)
+		if err != nil {
+			return nil, fmt.Errorf("decoding member list item %d: %w", i, err)
+		}
+		l.Items[i] = *o
+	}
+	return l, nil
+}
+
+// jsonString decodes a JSON string (null is ""); the result does not
+// share memory with b.
+func jsonString(b []byte) (string, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 {
+		return string(b[1 : len(b)-1]), nil // jsonscan has checked for control characters
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// wireSerializer is the member informers' client codec: JSON only, read
+// only. Single objects decode to *Object (a *metav1.Status when the member
+// answers with one, as for errors and watch ERROR events) and watch events
+// to metav1.WatchEvent with the object left as bytes for it.
+type wireSerializer struct{}
+
+var _ runtime.NegotiatedSerializer = wireSerializer{}
+
+func (wireSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
+	return []runtime.SerializerInfo{{
+		MediaType:        runtime.ContentTypeJSON,
+		MediaTypeType:    "application",
+		MediaTypeSubType: "json",
+		EncodesAsText:    true,
+		Serializer:       objectCodec{},
+		StreamSerializer: &runtime.StreamSerializerInfo{
+			EncodesAsText: true,
+			Serializer:    eventCodec{},
+			Framer:        kjson.Framer,
+		},
+	}}
+}
+
+func (wireSerializer) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
+	return e
+}
+
+func (wireSerializer) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
+	return d
+}
+
+var errReadOnly = errors.New("clustercache: the member informers' codec only decodes")
+
+type objectCodec struct{}
+
+func (objectCodec) Decode(data []byte, _ *schema.GroupVersionKind, _ runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if isStatus(data) {
+		s := &metav1.Status{}
+		if err := json.Unmarshal(data, s); err != nil {
+			return nil, nil, fmt.Errorf("decoding a member's Status: %w", err)
+		}
+		return s, &schema.GroupVersionKind{Version: "v1", Kind: "Status"}, nil
+	}
+	o, err := decodeObject(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	gvk := o.GroupVersionKind()
+	return o, &gvk, nil
+}
+
+func (objectCodec) Encode(runtime.Object, io.Writer) error { return errReadOnly }
+
+func (objectCodec) Identifier() runtime.Identifier { return "atoll-member-object-json" }
+
+// isStatus reports whether data is a metav1.Status: kind Status, and an
+// apiVersion of v1 or none (old servers omit it).
+func isStatus(data []byte) bool {
+	var kind, apiVersion string
+	_, _ = jsonscan.Object(data, 0, func(m jsonscan.Member) error {
+		switch {
+		case m.KeyIs("kind"):
+			kind, _ = jsonString(data[m.Start:m.End])
+		case m.KeyIs("apiVersion"):
+			apiVersion, _ = jsonString(data[m.Start:m.End])
+		}
+		return nil
+	})
+	return kind == "Status" && (apiVersion == "v1" || apiVersion == "")
+}
+
+type eventCodec struct{}
+
+// Decode fills into, a *metav1.WatchEvent, with the event's type and its
+// object's bytes, which alias data: client-go's watch decoder decodes
+// them before it reads the next event.
+func (eventCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	event, ok := into.(*metav1.WatchEvent)
+	if !ok {
+		return nil, nil, fmt.Errorf("clustercache: watch events decode into *metav1.WatchEvent, not %T", into)
+	}
+	event.Type, event.Object = "", runtime.RawExtension{}
+	_, err := jsonscan.Object(data, 0, func(m jsonscan.Member) error {
+		var err error
+		switch {
+		case m.KeyIs("type"):
+			event.Type, err = eventType(data[m.Start:m.End])
+		case m.KeyIs("object"):
+			event.Object.Raw = data[m.Start:m.End]
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("decoding a member's watch event: %w", err)
+	}
+	return event, &schema.GroupVersionKind{Group: "meta.k8s.io", Version: "v1", Kind: "WatchEvent"}, nil
+}
+
+// eventType decodes an event's type, without allocating for the types
+// Kubernetes sends.
+func eventType(b []byte) (string, error) {
+	for _, t := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
+		if len(b) == len(t)+2 && string(b[1:len(b)-1]) == string(t) && b[0] == '"' {
+			return string(t), nil
+		}
+	}
+	return jsonString(b)
+}
+
+func (eventCodec) Encode(runtime.Object, io.Writer) error { return errReadOnly }
+
+func (eventCodec) Identifier() runtime.Identifier { return "atoll-member-watch-event-json" }
