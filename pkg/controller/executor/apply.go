@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,11 +71,15 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		// is nil without a lister), as for any object the cache has not
 		// seen yet.
 		lister = nil
-	case listing && !waitSyncedFor(ctx, member, mapping.Resource, time.Second):
+	case listing:
 		// The binding may have a copy there, and what it looks like is not
 		// known yet. Not a failure, and not a reason to hold the worker;
 		// reading every such copy one by one instead would be the list
-		// again, object by object.
+		// again, object by object. The binding comes back when the list is
+		// in (parked.go).
+		gvr := mapping.Resource
+		r.parked.park(ctx, fmt.Sprintf("%p/%s", member, gvr), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)},
+			func() bool { return member.Listing(gvr, firstListGrace) })
 		res.listing = true
 		return res
 	case !waitSyncedFor(ctx, member, mapping.Resource, 10*time.Second):

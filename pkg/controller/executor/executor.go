@@ -124,6 +124,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			unresponsive: newUnresponsive(opts.Clock),
 		}
 		r.sweeper = newSweeper(r, opts.SweepPeriod, 30*time.Second)
+		r.parked = newParked(100*time.Millisecond, func(req reconcile.Request) { r.enqueue(req, true) })
 		// Override policy changes re-render the bindings they may affect.
 		bldr := builder.ControllerManagedBy(mgr).
 			Named("executor-"+kind.name()).
@@ -183,6 +184,8 @@ type reconciler struct {
 	sweeper             *sweeper
 	// unresponsive members are skipped for a while (see unresponsive).
 	unresponsive *unresponsive
+	// parked bindings wait for a member cache's first list.
+	parked *parked
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {

@@ -44,12 +44,16 @@ func (r *reconciler) memberEvent(cluster string, obj any, exists, firstList bool
 	if exists {
 		r.reached.remember(key, cluster)
 	}
+	r.enqueue(reconcile.Request{NamespacedName: key}, firstList)
+}
+
+// enqueue adds req to the work queue, behind live work when low.
+func (r *reconciler) enqueue(req reconcile.Request, low bool) {
 	q := r.queue.Load()
 	if q == nil {
 		return
 	}
-	req := reconcile.Request{NamespacedName: key}
-	if pq, ok := (*q).(priorityqueue.PriorityQueue[reconcile.Request]); ok && firstList {
+	if pq, ok := (*q).(priorityqueue.PriorityQueue[reconcile.Request]); ok && low {
 		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, req)
 		return
 	}

@@ -54,12 +54,8 @@ type clusterResult struct {
 
 // firstListGrace is how long a member cache's first list may take before
 // it counts as the member failing (errNotSynced); until then a binding
-// placed there waits, its status untouched (listingRetry).
+// placed there waits, its status untouched (parked).
 const firstListGrace = 2 * time.Minute
-
-// listingRetry is when a binding that found a member cache still listing
-// is tried again.
-const listingRetry = 2 * time.Second
 
 // listing reports whether any cluster's cache is still making its first
 // list.
@@ -180,8 +176,9 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		// A status written now would record the copies there as missing
 		// and be undone once the list is in: after a restart with 20,000
 		// templates that was two writes for each of 1,549 bindings (issue
-		// 14). Nothing is withdrawn or written until every cache knows.
-		return reconcile.Result{RequeueAfter: listingRetry}, nil
+		// 14). Nothing is withdrawn or written until every cache knows;
+		// the binding is parked until then.
+		return reconcile.Result{}, nil
 	}
 	var errs []error
 	withdrawals, kept := planWithdrawals(r.reached.of(key, status), targets, spec, keepsData(b, gk), suspended, unavailable)

@@ -1,0 +1,77 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// parked holds the bindings that met a member cache still making its first
+// list (design 0013, decision 16). Each waits without a worker and without
+// coming back on a timer: one goroutine per listing cache watches it and,
+// once the list is in (or has failed: past its grace, or the member
+// rebuilt), enqueues every binding parked on it, at low priority like the
+// list's own events. Before this each such binding held a worker for up to
+// a second and then came back every two seconds.
+type parked struct {
+	// poll is how often a listing cache is looked at.
+	poll    time.Duration
+	enqueue func(reconcile.Request)
+
+	mu      sync.Mutex
+	byCache map[string]map[reconcile.Request]struct{}
+}
+
+func newParked(poll time.Duration, enqueue func(reconcile.Request)) *parked {
+	return &parked{poll: poll, enqueue: enqueue, byCache: map[string]map[reconcile.Request]struct{}{}}
+}
+
+// park holds req until listing (the cache named cacheKey still on its
+// first list) turns false or ctx ends, then enqueues it.
+func (p *parked) park(ctx context.Context, cacheKey string, req reconcile.Request, listing func() bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if waiting, ok := p.byCache[cacheKey]; ok {
+		waiting[req] = struct{}{}
+		return
+	}
+	p.byCache[cacheKey] = map[reconcile.Request]struct{}{req: {}}
+	go p.wait(ctx, cacheKey, listing)
+}
+
+func (p *parked) wait(ctx context.Context, cacheKey string, listing func() bool) {
+	t := time.NewTicker(p.poll)
+	defer t.Stop()
+	for listing() {
+		select {
+		case <-ctx.Done():
+			// Shutting down: the bindings are not lost, a new process
+			// lists them again.
+			p.mu.Lock()
+			delete(p.byCache, cacheKey)
+			p.mu.Unlock()
+			return
+		case <-t.C:
+		}
+	}
+	p.mu.Lock()
+	waiting := p.byCache[cacheKey]
+	delete(p.byCache, cacheKey)
+	p.mu.Unlock()
+	for req := range waiting {
+		p.enqueue(req)
+	}
+}
+
+// len is the number of bindings parked (for tests).
+func (p *parked) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, waiting := range p.byCache {
+		n += len(waiting)
+	}
+	return n
+}
