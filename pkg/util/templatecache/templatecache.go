@@ -10,6 +10,7 @@
 package templatecache
 
 import (
+	"encoding/json"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,9 +54,11 @@ func (c *Cache) Get(binding types.NamespacedName, rv string) (*unstructured.Unst
 }
 
 // Put stores u for binding under the template resourceVersion the binding
-// records (which may be older than u's own after a status write).
+// records (which may be older than u's own after a status write). u's
+// managedFields are not kept: nothing renders them, and they are often
+// the larger part of a template. u itself is not changed.
 func (c *Cache) Put(binding types.NamespacedName, rv string, u *unstructured.Unstructured) {
-	data, err := u.MarshalJSON()
+	data, err := json.Marshal(withoutManagedFields(u.Object))
 	if err != nil {
 		return
 	}
@@ -63,6 +66,30 @@ func (c *Cache) Put(binding types.NamespacedName, rv string, u *unstructured.Uns
 	c.mu.Lock()
 	c.items[binding] = entry{resourceVersion: rv, packed: packed}
 	c.mu.Unlock()
+}
+
+// withoutManagedFields returns obj, or a shallow copy of it without
+// metadata.managedFields when it has them.
+func withoutManagedFields(obj map[string]any) map[string]any {
+	meta, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return obj
+	}
+	if _, ok := meta["managedFields"]; !ok {
+		return obj
+	}
+	trimmed := make(map[string]any, len(meta))
+	for k, v := range meta {
+		if k != "managedFields" {
+			trimmed[k] = v
+		}
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	out["metadata"] = trimmed
+	return out
 }
 
 // Forget drops the entry of a binding that is gone.

@@ -3,6 +3,7 @@ package templatecache
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -28,5 +29,28 @@ func TestTemplateCacheIsKeyedByRecordedVersion(t *testing.T) {
 	c.Forget(key)
 	if _, ok := c.Get(key, "10"); ok {
 		t.Error("hit after forget")
+	}
+}
+
+func TestTemplateCacheDropsManagedFields(t *testing.T) {
+	c := New()
+	key := types.NamespacedName{Namespace: "demo", Name: "settings-configmap"}
+	managed := []any{map[string]any{"manager": "kubectl", "operation": "Apply"}}
+	tpl := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "settings", "labels": map[string]any{"app": "web"}, "managedFields": managed},
+		"data":     map[string]any{"k": "v"}}}
+	c.Put(key, "3", tpl)
+	got, ok := c.Get(key, "3")
+	if !ok {
+		t.Fatal("miss")
+	}
+	want := tpl.DeepCopy()
+	unstructured.RemoveNestedField(want.Object, "metadata", "managedFields")
+	if diff := cmp.Diff(want.Object, got.Object); diff != "" {
+		t.Errorf("cached template (-want +got):\n%s", diff)
+	}
+	// The caller's object keeps its managedFields.
+	if _, ok := tpl.Object["metadata"].(map[string]any)["managedFields"]; !ok {
+		t.Error("Put changed the template it was given")
 	}
 }
