@@ -1184,6 +1184,9 @@ func saveProfile(b *testing.B, addr, what, file string) {
 		err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, data)
 	}
 	if err == nil {
+		err = os.MkdirAll(filepath.Dir(file), 0o755)
+	}
+	if err == nil {
 		err = os.WriteFile(file, data, 0o644)
 	}
 	if err != nil {
