@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -209,6 +210,48 @@ lines:
 	return sum
 }
 
+// queueDepths are the non-empty work queues by name ("name=depth ...").
+func (m *controllerManager) queueDepths() string {
+	resp, err := http.Get("http://" + m.metrics + "/metrics") //nolint:noctx // loopback
+	if err != nil {
+		return err.Error()
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "workqueue_depth{") {
+			continue
+		}
+		_, rest, ok := strings.Cut(line, `name="`)
+		name, _, _ := strings.Cut(rest, `"`)
+		value := line[strings.LastIndex(line, " ")+1:]
+		if ok && value != "0" {
+			out = append(out, name+"="+value)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+// logQueues logs the non-empty work queues every period until stop is
+// closed: which controller a restart is still waiting for.
+func (m *controllerManager) logQueues(b *testing.B, period time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			b.Logf("restart +%s: queued %s; detector busy %v", time.Since(m.started).Round(time.Second), m.queueDepths(),
+				m.metric("atoll_detector_active_workers"))
+		}
+	}
+}
+
 // idle: ready, nothing queued or being worked on.
 func (m *controllerManager) idle() (bool, string) {
 	if !m.ready() {
@@ -378,8 +421,11 @@ func runTemplatesAtScale(b *testing.B) {
 	}
 	freshLatency := time.Since(fresh)
 	b.Logf("restart: ready after %s; fresh template: %s; in members %v", readyAfter.Round(time.Millisecond), stages(), arrived)
+	stopLog := make(chan struct{})
+	go cm.logQueues(b, 5*time.Second, stopLog)
 	framework.Eventually(b, time.Hour, "restarted controller-manager idle", cm.idle)
 	restartIdle := time.Since(cm.started)
+	close(stopLog)
 	time.Sleep(10 * time.Second)
 	peak, err := peakMB(cm.cmd.Process.Pid)
 	if err != nil {
