@@ -105,23 +105,25 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 	if err != nil {
 		return err
 	}
+	lists := newTemplateLists(dyn, opts.Templates, opts.Shards)
 	for _, kind := range []kind{namespacedKind, clusterKind} {
 		r := &reconciler{
-			kind:         kind,
-			client:       mgr.GetClient(),
-			apiReader:    mgr.GetAPIReader(),
-			mapper:       mgr.GetRESTMapper(),
-			dynamic:      dyn,
-			cc:           cc,
-			opts:         opts,
-			interp:       opts.Interpreter,
-			recorder:     mgr.GetEventRecorder("atoll-executor"),
-			templates:    opts.Templates,
-			watched:      newKnownSet(),
-			namespaces:   newKnownSet(),
-			reached:      newReachedClusters(),
-			statusWrites: newStatusWrites(opts.Clock),
-			unresponsive: newUnresponsive(opts.Clock),
+			kind:          kind,
+			client:        mgr.GetClient(),
+			apiReader:     mgr.GetAPIReader(),
+			mapper:        mgr.GetRESTMapper(),
+			dynamic:       dyn,
+			cc:            cc,
+			opts:          opts,
+			interp:        opts.Interpreter,
+			recorder:      mgr.GetEventRecorder("atoll-executor"),
+			templates:     opts.Templates,
+			templateLists: lists,
+			watched:       newKnownSet(),
+			namespaces:    newKnownSet(),
+			reached:       newReachedClusters(),
+			statusWrites:  newStatusWrites(opts.Clock),
+			unresponsive:  newUnresponsive(opts.Clock),
 		}
 		r.sweeper = newSweeper(r, opts.SweepPeriod, 30*time.Second)
 		r.parked = newParked(100*time.Millisecond, func(req reconcile.Request) { r.enqueue(req, true) })
@@ -176,6 +178,8 @@ type reconciler struct {
 	// (before any reconcile, so before any member informer exists).
 	queue     atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 	templates *templatecache.Cache
+	// templateLists fills templates with a list per resource on a miss.
+	templateLists *templateLists
 	// watched are the member GVRs (cluster/gvr) with an informer;
 	// namespaces the member namespaces (cluster/namespace) known to exist.
 	watched, namespaces *knownSet

@@ -288,6 +288,11 @@ func (r *reconciler) template(ctx context.Context, key types.NamespacedName, spe
 	if t, ok := r.templates.Get(key, spec.Resource.ResourceVersion); ok {
 		return t, gvr, nil
 	}
+	if r.templateLists.ensure(ctx, mapping) {
+		if t, ok := r.templates.Get(key, spec.Resource.ResourceVersion); ok {
+			return t, gvr, nil
+		}
+	}
 	t, err := r.dynamic.Resource(gvr).Namespace(spec.Resource.Namespace).Get(ctx, spec.Resource.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, gvr, err

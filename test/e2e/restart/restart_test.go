@@ -108,6 +108,30 @@ func queueDepth(t *testing.T, addr string, controllers ...string) map[string]flo
 	return out
 }
 
+// requests sums atoll_controller_requests_total of controller and verb.
+func requests(t *testing.T, addr, controller, verb string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // loopback, test-bounded
+	if err != nil {
+		t.Fatalf("scraping metrics: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "atoll_controller_requests_total{") && strings.Contains(line, `controller="`+controller+`"`) &&
+			strings.Contains(line, `verb="`+verb+`"`) {
+			var v float64
+			if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err == nil {
+				sum += v
+			}
+		}
+	}
+	return sum
+}
+
 func TestRestartAt1000Templates(t *testing.T) {
 	metricsAddr := framework.FreeLoopbackAddr(t)
 	cp := framework.StartControlPlane(t, framework.Options{Members: 2,
@@ -193,5 +217,12 @@ func TestRestartAt1000Templates(t *testing.T) {
 	}
 	if len(changed) > 0 {
 		t.Errorf("%d of %d objects written after a restart with nothing changed, e.g.:\n%s", len(changed), len(before), strings.Join(changed[:min(10, len(changed))], "\n"))
+	}
+	// The restarted executor read the templates with a list, not one GET
+	// per binding (design 0013, decision 18).
+	gets, lists := requests(t, metricsAddr, "executor", "get"), requests(t, metricsAddr, "executor", "list")
+	t.Logf("executor requests to the control plane since the restart: %v GET, %v LIST", gets, lists)
+	if gets >= templates/10 || lists == 0 {
+		t.Errorf("the restarted executor sent %v GETs and %v LISTs for %d templates; want them listed, not read one by one", gets, lists, templates)
 	}
 }
