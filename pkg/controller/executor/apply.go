@@ -78,7 +78,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		// again, object by object. The binding comes back when the list is
 		// in (parked.go).
 		gvr := mapping.Resource
-		r.parked.park(ctx, fmt.Sprintf("%p/%s", member, gvr), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)},
+		r.parked.park(fmt.Sprintf("%p/%s", member, gvr), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)},
 			func() bool { return member.Listing(gvr, firstListGrace) })
 		res.listing = true
 		return res

@@ -105,7 +105,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 	if err != nil {
 		return err
 	}
-	lists := newTemplateLists(dyn, opts.Templates, opts.Shards)
+	lists := newTemplateLists(ctx, dyn, opts.Templates, opts.Shards)
 	for _, kind := range []kind{namespacedKind, clusterKind} {
 		r := &reconciler{
 			kind:          kind,
@@ -126,7 +126,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			unresponsive:  newUnresponsive(opts.Clock),
 		}
 		r.sweeper = newSweeper(r, opts.SweepPeriod, 30*time.Second)
-		r.parked = newParked(100*time.Millisecond, func(req reconcile.Request) { r.enqueue(req, true) })
+		r.parked = newParked(ctx, 100*time.Millisecond, func(req reconcile.Request) { r.enqueue(req, true) })
 		// Override policy changes re-render the bindings they may affect.
 		bldr := builder.ControllerManagedBy(mgr).
 			Named("executor-"+kind.name()).

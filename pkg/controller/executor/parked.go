@@ -9,13 +9,17 @@ import (
 )
 
 // parked holds the bindings that met a member cache still making its first
-// list (design 0013, decision 16). Each waits without a worker and without
+// list (design 0013, decision 17), or whose template is in a list under way
+// (templateLists). Each waits without a worker and without
 // coming back on a timer: one goroutine per listing cache watches it and,
 // once the list is in (or has failed: past its grace, or the member
 // rebuilt), enqueues every binding parked on it, at low priority like the
 // list's own events. Before this each such binding held a worker for up to
 // a second and then came back every two seconds.
 type parked struct {
+	// ctx ends with the process: then what waits is dropped (a new
+	// process lists again).
+	ctx context.Context
 	// poll is how often a listing cache is looked at.
 	poll    time.Duration
 	enqueue func(reconcile.Request)
@@ -24,13 +28,13 @@ type parked struct {
 	byCache map[string]map[reconcile.Request]struct{}
 }
 
-func newParked(poll time.Duration, enqueue func(reconcile.Request)) *parked {
-	return &parked{poll: poll, enqueue: enqueue, byCache: map[string]map[reconcile.Request]struct{}{}}
+func newParked(ctx context.Context, poll time.Duration, enqueue func(reconcile.Request)) *parked {
+	return &parked{ctx: ctx, poll: poll, enqueue: enqueue, byCache: map[string]map[reconcile.Request]struct{}{}}
 }
 
-// park holds req until listing (the cache named cacheKey still on its
-// first list) turns false or ctx ends, then enqueues it.
-func (p *parked) park(ctx context.Context, cacheKey string, req reconcile.Request, listing func() bool) {
+// park holds req until listing (the list named cacheKey is still under
+// way) turns false, then enqueues it.
+func (p *parked) park(cacheKey string, req reconcile.Request, listing func() bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if waiting, ok := p.byCache[cacheKey]; ok {
@@ -38,15 +42,15 @@ func (p *parked) park(ctx context.Context, cacheKey string, req reconcile.Reques
 		return
 	}
 	p.byCache[cacheKey] = map[reconcile.Request]struct{}{req: {}}
-	go p.wait(ctx, cacheKey, listing)
+	go p.wait(cacheKey, listing)
 }
 
-func (p *parked) wait(ctx context.Context, cacheKey string, listing func() bool) {
+func (p *parked) wait(cacheKey string, listing func() bool) {
 	t := time.NewTicker(p.poll)
 	defer t.Stop()
 	for listing() {
 		select {
-		case <-ctx.Done():
+		case <-p.ctx.Done():
 			// Shutting down: the bindings are not lost, a new process
 			// lists them again.
 			p.mu.Lock()

@@ -45,7 +45,9 @@ func TestParkedUntilTheListIsIn(t *testing.T) {
 		defer mu.Unlock()
 		return append([]reconcile.Request(nil), enqueued...)
 	}
-	p := newParked(time.Millisecond, func(req reconcile.Request) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := newParked(ctx, time.Millisecond, func(req reconcile.Request) {
 		mu.Lock()
 		enqueued = append(enqueued, req)
 		mu.Unlock()
@@ -53,14 +55,12 @@ func TestParkedUntilTheListIsIn(t *testing.T) {
 	req := func(name string) reconcile.Request {
 		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: name}}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 
 	a, b := &listingCache{}, &listingCache{}
-	p.park(ctx, "m1/configmaps", req("a1"), a.listing)
-	p.park(ctx, "m1/configmaps", req("a2"), a.listing)
-	p.park(ctx, "m1/configmaps", req("a1"), a.listing) // again: still one entry
-	p.park(ctx, "m2/configmaps", req("b1"), b.listing)
+	p.park("m1/configmaps", req("a1"), a.listing)
+	p.park("m1/configmaps", req("a2"), a.listing)
+	p.park("m1/configmaps", req("a1"), a.listing) // again: still one entry
+	p.park("m2/configmaps", req("b1"), b.listing)
 	a.waitAsked(t, 3)
 	if e := got(); len(e) != 0 || p.len() != 3 {
 		t.Fatalf("while both caches list: enqueued %v, %d parked; want none enqueued, 3 parked", e, p.len())
@@ -83,7 +83,7 @@ func TestParkedUntilTheListIsIn(t *testing.T) {
 	}
 
 	// A binding parked on a cache that is no longer listing goes at once.
-	p.park(ctx, "m1/configmaps", req("a3"), a.listing)
+	p.park("m1/configmaps", req("a3"), a.listing)
 	for deadline := time.Now().Add(30 * time.Second); len(got()) < 3; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("parked on a listed cache, not enqueued: %v", got())

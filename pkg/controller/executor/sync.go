@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -85,6 +86,9 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		return reconcile.Result{}, nil
 	}
 	template, gvr, err := r.template(ctx, key, spec)
+	if errors.Is(err, errTemplatesListing) {
+		return reconcile.Result{}, nil // parked until the list is in
+	}
 	if apierrors.IsNotFound(err) {
 		// The detector removes bindings of deleted templates.
 		return reconcile.Result{}, nil
@@ -273,6 +277,10 @@ func (r *reconciler) awaitsFirstSchedule(key types.NamespacedName, b client.Obje
 		len(r.reached.of(key, status)) == 0 && scheduler.WillSchedule(b, spec, status)
 }
 
+// errTemplatesListing: the binding's template is not cached and the list
+// that may bring it is under way; the binding is parked until it is in.
+var errTemplatesListing = errors.New("templates of the resource are being listed")
+
 // template returns the binding's template, from the cache when the binding
 // still records the same template resourceVersion.
 func (r *reconciler) template(ctx context.Context, key types.NamespacedName, spec *workv1alpha2.ResourceBindingSpec) (*unstructured.Unstructured, schema.GroupVersionResource, error) {
@@ -288,10 +296,13 @@ func (r *reconciler) template(ctx context.Context, key types.NamespacedName, spe
 	if t, ok := r.templates.Get(key, spec.Resource.ResourceVersion); ok {
 		return t, gvr, nil
 	}
-	if r.templateLists.ensure(ctx, mapping) {
-		if t, ok := r.templates.Get(key, spec.Resource.ResourceVersion); ok {
-			return t, gvr, nil
-		}
+	if r.templateLists.listing(mapping) {
+		r.parked.park("templates/"+gvr.String(), reconcile.Request{NamespacedName: key},
+			func() bool { return r.templateLists.underWay(gvr) })
+		return nil, gvr, errTemplatesListing
+	}
+	if t, ok := r.templates.Get(key, spec.Resource.ResourceVersion); ok {
+		return t, gvr, nil // brought by the list
 	}
 	t, err := r.dynamic.Resource(gvr).Namespace(spec.Resource.Namespace).Get(ctx, spec.Resource.Name, metav1.GetOptions{})
 	if err != nil {

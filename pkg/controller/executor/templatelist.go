@@ -31,6 +31,8 @@ import (
 // with a GET. Once per resource and process; concurrent misses for the
 // resource wait for that list rather than GET what it is about to bring.
 type templateLists struct {
+	// ctx ends with the process; the lists run under it.
+	ctx       context.Context
 	dynamic   dynamic.Interface
 	templates *templatecache.Cache
 	// shards, when set, limits the cache to the bindings this process
@@ -41,17 +43,19 @@ type templateLists struct {
 	listed map[schema.GroupVersionResource]chan struct{}
 }
 
-func newTemplateLists(dyn dynamic.Interface, templates *templatecache.Cache, shards *shard.Owner) *templateLists {
-	return &templateLists{dynamic: dyn, templates: templates, shards: shards, listed: map[schema.GroupVersionResource]chan struct{}{}}
+func newTemplateLists(ctx context.Context, dyn dynamic.Interface, templates *templatecache.Cache, shards *shard.Owner) *templateLists {
+	return &templateLists{ctx: ctx, dynamic: dyn, templates: templates, shards: shards, listed: map[schema.GroupVersionResource]chan struct{}{}}
 }
 
 // claimLabels are the labels a policy puts on the templates it claims.
 var claimLabels = []string{policyv1alpha1.PropagationPolicyPermanentIDLabel, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel}
 
-// ensure lists mapping's templates into the cache unless that was done (or
-// is under way, then it waits for it) in this process. It reports whether
-// the cache may now hold what a caller missed.
-func (l *templateLists) ensure(ctx context.Context, mapping *meta.RESTMapping) bool {
+// listing reports whether the list of mapping's templates is under way,
+// starting it if this process has not listed that resource yet. While it
+// is, a binding that missed the cache waits for it (parked, without a
+// worker); once it is done, a binding that still misses reads its template
+// with a GET.
+func (l *templateLists) listing(mapping *meta.RESTMapping) bool {
 	if l == nil {
 		return false
 	}
@@ -63,25 +67,47 @@ func (l *templateLists) ensure(ctx context.Context, mapping *meta.RESTMapping) b
 		l.listed[gvr] = done
 	}
 	l.mu.Unlock()
-	if started {
-		select {
-		case <-done:
-			return true
-		case <-ctx.Done():
-			return false
-		}
+	if !started {
+		go l.run(mapping, done) // it outlives the reconcile that starts it
 	}
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
+// underWay reports whether the list of gvr's templates has started and not
+// finished.
+func (l *templateLists) underWay(gvr schema.GroupVersionResource) bool {
+	l.mu.Lock()
+	done, started := l.listed[gvr]
+	l.mu.Unlock()
+	if !started {
+		return false
+	}
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (l *templateLists) run(mapping *meta.RESTMapping, done chan struct{}) {
 	defer close(done)
+	ctx := l.ctx
+	gvr := mapping.Resource
 	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
 	n, err := l.list(ctx, gvr, mapping.GroupVersionKind.Kind, namespaced)
 	if err != nil {
 		// Not retried: the bindings read their templates one by one, as
 		// they would without this.
-		klog.FromContext(ctx).Error(err, "Listing templates for the template cache", "resource", gvr.String())
-		return n > 0
+		klog.FromContext(ctx).Error(err, "Listing templates for the template cache", "resource", gvr.String(), "listed", n)
+		return
 	}
 	klog.FromContext(ctx).V(1).Info("Listed templates into the template cache", "resource", gvr.String(), "templates", n)
-	return true
 }
 
 func (l *templateLists) list(ctx context.Context, gvr schema.GroupVersionResource, kind string, namespaced bool) (int, error) {
