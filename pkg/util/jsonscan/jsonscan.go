@@ -139,18 +139,11 @@ func object(b []byte, i, depth int, fn func(Member) error) (int, error) {
 				return end, err
 			}
 		}
-		i = space(b, end)
-		if i >= len(b) {
-			return i, errEnd
+		next, closed, err := separator(b, end, '}')
+		if err != nil || closed {
+			return next, err
 		}
-		switch b[i] {
-		case ',':
-			i = space(b, i+1)
-		case '}':
-			return i + 1, nil
-		default:
-			return i, syntaxError(b, i, "',' or '}'")
-		}
+		i = next
 	}
 }
 
@@ -173,19 +166,29 @@ func array(b []byte, i, depth int, fn func(start, end int) error) (int, error) {
 				return end, err
 			}
 		}
-		i = space(b, end)
-		if i >= len(b) {
-			return i, errEnd
+		next, closed, err := separator(b, end, ']')
+		if err != nil || closed {
+			return next, err
 		}
-		switch b[i] {
-		case ',':
-			i++
-		case ']':
-			return i + 1, nil
-		default:
-			return i, syntaxError(b, i, "',' or ']'")
-		}
+		i = next
 	}
+}
+
+// separator reads what follows a member or an element that ends at b[i]:
+// a comma (next is past it) or the closing bracket (closed, next is past
+// it).
+func separator(b []byte, i int, closing byte) (next int, closed bool, err error) {
+	i = space(b, i)
+	if i >= len(b) {
+		return i, false, errEnd
+	}
+	switch b[i] {
+	case ',':
+		return space(b, i+1), false, nil
+	case closing:
+		return i + 1, true, nil
+	}
+	return i, false, syntaxError(b, i, fmt.Sprintf("',' or '%c'", closing))
 }
 
 // str returns the index just past the string whose opening quote is b[i].
