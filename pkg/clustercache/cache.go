@@ -1,8 +1,8 @@
 // Package clustercache is the one place that holds connections to member
 // clusters: a client config per Cluster (endpoint, credentials, TLS and
 // proxy settings from the Cluster and its Secret), clients, a lazy REST
-// mapper, and per (cluster, resource) dynamic informers that only see the
-// objects atoll manages. A member is rebuilt when the Cluster's connection
+// mapper, and per (cluster, resource) informers that only see the objects
+// atoll manages, decoded straight into compact Objects (wire.go). A member is rebuilt when the Cluster's connection
 // settings or its Secret change; its informers stop with it.
 package clustercache
 
@@ -257,7 +257,7 @@ func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEv
 			// readable while a member is down.
 			logger.V(2).Info("Member watch failed", "err", err)
 		})
-		// A generic lister: the dynamic one insists on *Unstructured.
+		// A generic lister: it hands out the *Object the cache keeps.
 		w = &watched{informer: inf, lister: cache.NewGenericLister(inf.GetIndexer(), gvr.GroupResource()), started: time.Now()}
 		m.informers[gvr] = w
 		go inf.RunWithContext(m.ctx)
