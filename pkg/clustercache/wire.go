@@ -41,6 +41,7 @@ func decodeObject(raw []byte) (*Object, error) {
 // apiVersion and kind (a list's item): it gets those of typ, in its
 // metadata and in its JSON.
 func decodeTypedObject(raw []byte, typ metav1.TypeMeta) (*Object, error) {
+	raw = raw[skipSpace(raw, 0):] // so that raw[0] is '{' below
 	o := &Object{}
 	metaStart := -1
 	_, err := jsonscan.Object(raw, 0, func(m jsonscan.Member) error {

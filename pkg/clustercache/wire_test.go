@@ -84,7 +84,7 @@ func TestDecodeObjectCutsManagedFields(t *testing.T) {
 		"first":  `{"kind":"ConfigMap","apiVersion":"v1","metadata":{` + mf + `,"name":"a"},"data":{"k":"v"}}`,
 		"middle": `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"uid":"u",` + mf + `,"name":"a"},"data":{"k":"v"}}`,
 		"only":   `{"kind":"ConfigMap","apiVersion":"v1","metadata":{` + mf + `},"data":{"k":"v"}}`,
-		"spaces": "{ \"kind\" : \"ConfigMap\" ,\n \"metadata\" : { \"name\" : \"a\" ,\n " + strings.Replace(mf, ":", " : ", 1) + " \n } , \"data\":{\"k\":\"v\"}}",
+		"spaces": " \n{ \"kind\" : \"ConfigMap\" ,\n \"metadata\" : { \"name\" : \"a\" ,\n " + strings.Replace(mf, ":", " : ", 1) + " \n } , \"data\":{\"k\":\"v\"}}",
 		"none":   `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"},"data":{"k":"v"}}`,
 	}
 	for name, in := range cases {
@@ -164,7 +164,7 @@ func TestDecodeObjectFields(t *testing.T) {
 
 func TestDecodeList(t *testing.T) {
 	in := `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"77","continue":"c1"},"items":[` +
-		`{"metadata":{"name":"a","namespace":"shop","managedFields":[]},"data":{"k":"1"}},` +
+		` {"metadata":{"name":"a","namespace":"shop","managedFields":[]},"data":{"k":"1"}},` +
 		`{"metadata":{"name":"b","namespace":"shop"},"data":{"k":"2"}}]}`
 	l, err := decodeList([]byte(in))
 	if err != nil {
@@ -302,5 +302,21 @@ func TestListWatchRequests(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, queries); diff != "" {
 		t.Errorf("queries (-want +got):\n%s", diff)
+	}
+}
+
+// An item without kind, even behind whitespace, gets its list's in its
+// bytes, and stays valid JSON.
+func TestDecodeTypedObjectAddsTheKind(t *testing.T) {
+	o, err := decodeTypedObject([]byte(" \n{\"metadata\":{\"name\":\"a\"},\"data\":{}}"), metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := o.Unstructured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.GetKind() != "ConfigMap" || u.GetAPIVersion() != "v1" || u.GetName() != "a" {
+		t.Fatalf("decoded %v", u.Object)
 	}
 }
