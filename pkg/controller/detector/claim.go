@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
 // TemplateFingerprintAnnotation on a binding is the fingerprint of the
@@ -20,10 +21,7 @@ const TemplateFingerprintAnnotation = "atoll.dev/template-fingerprint"
 
 // Claim bookkeeping on templates (and, as Karmada does, on bindings).
 var (
-	claimLabels = []string{
-		policyv1alpha1.PropagationPolicyPermanentIDLabel,
-		policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel,
-	}
+	claimLabels      = names.ClaimLabels
 	claimAnnotations = []string{
 		policyv1alpha1.PropagationPolicyNamespaceAnnotation,
 		policyv1alpha1.PropagationPolicyNameAnnotation,

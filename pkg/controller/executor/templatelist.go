@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 
-	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/templatecache"
@@ -46,9 +45,6 @@ type templateLists struct {
 func newTemplateLists(ctx context.Context, dyn dynamic.Interface, templates *templatecache.Cache, shards *shard.Owner) *templateLists {
 	return &templateLists{ctx: ctx, dynamic: dyn, templates: templates, shards: shards, listed: map[schema.GroupVersionResource]chan struct{}{}}
 }
-
-// claimLabels are the labels a policy puts on the templates it claims.
-var claimLabels = []string{policyv1alpha1.PropagationPolicyPermanentIDLabel, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel}
 
 // listing reports whether the list of mapping's templates is under way,
 // starting it if this process has not listed that resource yet. While it
@@ -112,7 +108,7 @@ func (l *templateLists) run(mapping *meta.RESTMapping, done chan struct{}) {
 
 func (l *templateLists) list(ctx context.Context, gvr schema.GroupVersionResource, kind string, namespaced bool) (int, error) {
 	n := 0
-	for _, label := range claimLabels {
+	for _, label := range names.ClaimLabels {
 		opts := metav1.ListOptions{LabelSelector: label, Limit: 500}
 		for {
 			page, err := l.dynamic.Resource(gvr).List(ctx, opts)

@@ -39,6 +39,14 @@ func BindingName(kind, name string) string {
 // credentials (keys "token" and "caBundle", as Karmada's).
 func ClusterSecretName(cluster string) string { return cluster }
 
+// ClaimLabels are the labels a policy puts on the templates it claims
+// (and, as Karmada does, on their bindings): its permanent ID, one label
+// per policy kind.
+var ClaimLabels = []string{
+	policyv1alpha1.PropagationPolicyPermanentIDLabel,
+	policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel,
+}
+
 // IsAttached reports whether binding labels mark an attached binding (a
 // dependency following the workloads that require it) that no policy has
 // claimed since: the dependencies controller alone places it, even while no
