@@ -78,7 +78,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		// again, object by object. The binding comes back when the list is
 		// in (parked.go).
 		gvr := mapping.Resource
-		r.parked.park(fmt.Sprintf("%p/%s", member, gvr), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)},
+		r.parked.park(memberCacheKey(member, gvr), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)},
 			func() bool { return member.Listing(gvr, firstListGrace) })
 		res.listing = true
 		return res
@@ -268,10 +268,16 @@ func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, 
 		desired.GetKind(), klog.KObj(desired), member.Name), true, nil, nil
 }
 
+// memberCacheKey names one member connection's cache of gvr: a member
+// rebuilt (new credentials) is a new pointer, so a new cache.
+func memberCacheKey(member *clustercache.Member, gvr schema.GroupVersionResource) string {
+	return fmt.Sprintf("%p/%s", member, gvr)
+}
+
 // watch makes sure the member's objects of gvr are watched, with events
 // mapped back to their binding.
 func (r *reconciler) watch(member *clustercache.Member, gvr schema.GroupVersionResource) (cache.GenericLister, error) {
-	key := fmt.Sprintf("%p/%s", member, gvr)
+	key := memberCacheKey(member, gvr)
 	if !r.watched.mark(key) {
 		return member.Watch(gvr, nil)
 	}

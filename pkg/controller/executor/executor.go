@@ -188,7 +188,8 @@ type reconciler struct {
 	sweeper             *sweeper
 	// unresponsive members are skipped for a while (see unresponsive).
 	unresponsive *unresponsive
-	// parked bindings wait for a member cache's first list.
+	// parked bindings wait for a member cache's first list or a list of
+	// templates.
 	parked *parked
 }
 

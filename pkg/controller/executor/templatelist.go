@@ -27,8 +27,9 @@ import (
 // resource a policy claims (labelled with a policy's permanent ID) and
 // puts each under its binding's key and its own resourceVersion: a binding
 // recording that version finds it, any other still reads its template
-// with a GET. Once per resource and process; concurrent misses for the
-// resource wait for that list rather than GET what it is about to bring.
+// with a GET. Once per resource and process; misses for the resource while
+// the list runs are parked until it is done rather than GET what it is
+// about to bring.
 type templateLists struct {
 	// ctx ends with the process; the lists run under it.
 	ctx       context.Context
@@ -66,12 +67,7 @@ func (l *templateLists) listing(mapping *meta.RESTMapping) bool {
 	if !started {
 		go l.run(mapping, done) // it outlives the reconcile that starts it
 	}
-	select {
-	case <-done:
-		return false
-	default:
-		return true
-	}
+	return !finished(done)
 }
 
 // underWay reports whether the list of gvr's templates has started and not
@@ -80,14 +76,16 @@ func (l *templateLists) underWay(gvr schema.GroupVersionResource) bool {
 	l.mu.Lock()
 	done, started := l.listed[gvr]
 	l.mu.Unlock()
-	if !started {
-		return false
-	}
+	return started && !finished(done)
+}
+
+// finished reports whether a list's done channel is closed.
+func finished(done chan struct{}) bool {
 	select {
 	case <-done:
-		return false
-	default:
 		return true
+	default:
+		return false
 	}
 }
 
