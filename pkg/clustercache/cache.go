@@ -182,9 +182,7 @@ func (c *Cache) newMember(name, key string, cfg *rest.Config) (*Member, error) {
 	// timeout and by HTTP/2 health checks instead.
 	watchCfg := rest.CopyConfig(cfg)
 	watchCfg.Timeout = 0
-	watchCfg.ContentType, watchCfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
-	watchCfg.NegotiatedSerializer = wireSerializer{}
-	wire, err := rest.UnversionedRESTClientFor(watchCfg)
+	wire, err := NewWireClient(watchCfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: building watch client: %w", name, err)
 	}
@@ -274,27 +272,20 @@ func (m *Member) Watch(gvr schema.GroupVersionResource, handler cache.ResourceEv
 // karmada.io/managed=true, in every namespace, as *Object.
 func (m *Member) listWatch(gvr schema.GroupVersionResource) *cache.ListWatch {
 	selector := labels.SelectorFromSet(labels.Set{workv1alpha2.ManagedLabel: "true"}).String()
-	path := []string{"apis", gvr.Group, gvr.Version, gvr.Resource}
-	if gvr.Group == "" {
-		path = []string{"api", gvr.Version, gvr.Resource}
-	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			opts.LabelSelector = selector
-			res := m.watchClient.Get().AbsPath(path...).
-				SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.Unversioned).Do(ctx)
-			if err := res.Error(); err != nil {
-				return nil, err
+			// The kind from discovery, for custom resources whose listKind
+			// is not kind + "List"; when discovery fails, the list's.
+			kind := ""
+			if gvk, err := m.Mapper.KindFor(gvr); err == nil {
+				kind = gvk.Kind
 			}
-			raw, err := res.Raw()
-			if err != nil {
-				return nil, err
-			}
-			return decodeList(raw)
+			return ListObjects(ctx, m.watchClient, gvr, kind, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.LabelSelector, opts.Watch = selector, true
-			return m.watchClient.Get().AbsPath(path...).
+			return m.watchClient.Get().AbsPath(resourcePath(gvr)...).
 				SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.Unversioned).Watch(ctx)
 		},
 	}

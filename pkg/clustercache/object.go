@@ -81,6 +81,10 @@ func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
+// Packed returns the object's JSON as jsonpack packed it, less
+// managedFields. It is shared: the caller must not change it.
+func (o *Object) Packed() []byte { return o.packed }
+
 // DeepCopyObject implements runtime.Object; the JSON is never changed, so
 // copies share it.
 func (o *Object) DeepCopyObject() runtime.Object {

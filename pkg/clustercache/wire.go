@@ -2,6 +2,7 @@ package clustercache
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 
 	"github.com/atoll-dev/atoll/pkg/util/intern"
 	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
@@ -193,9 +195,47 @@ func (l *ObjectList) DeepCopyObject() runtime.Object {
 	return c
 }
 
-// decodeList returns the ObjectList for a member's list response. List
-// items carry no apiVersion and kind; they get the list's.
-func decodeList(raw []byte) (*ObjectList, error) {
+// NewWireClient returns a client for cfg's API server whose responses
+// decode as the member informers' do: objects to *Object, lists to
+// *ObjectList, watch events with their object as bytes (see
+// wireSerializer). cfg is not changed.
+func NewWireClient(cfg *rest.Config) (rest.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType, cfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
+	cfg.NegotiatedSerializer = wireSerializer{}
+	return rest.UnversionedRESTClientFor(cfg)
+}
+
+// ListObjects lists, through a client from NewWireClient, the objects of
+// gvr in every namespace that opts select (one page when opts.Limit is
+// set; the list's Continue names the next). kind is the items' kind; ""
+// takes it from the list's ("ConfigMapList" holds ConfigMaps), which is
+// wrong for a custom resource whose listKind is not its kind + "List".
+func ListObjects(ctx context.Context, c rest.Interface, gvr schema.GroupVersionResource, kind string, opts metav1.ListOptions) (*ObjectList, error) {
+	res := c.Get().AbsPath(resourcePath(gvr)...).
+		SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.Unversioned).Do(ctx)
+	if err := res.Error(); err != nil {
+		return nil, err
+	}
+	raw, err := res.Raw()
+	if err != nil {
+		return nil, err
+	}
+	return decodeList(raw, kind)
+}
+
+// resourcePath is the API path of gvr's collection across namespaces.
+func resourcePath(gvr schema.GroupVersionResource) []string {
+	if gvr.Group == "" {
+		return []string{"api", gvr.Version, gvr.Resource}
+	}
+	return []string{"apis", gvr.Group, gvr.Version, gvr.Resource}
+}
+
+// decodeList returns the ObjectList for a list response. List items carry
+// no apiVersion and kind; they get the list's apiVersion and kind (or, when
+// kind is "", the list's kind less "List").
+func decodeList(raw []byte, kind string) (*ObjectList, error) {
 	l := &ObjectList{}
 	var items [][2]int
 	_, err := jsonscan.Object(raw, 0, func(m jsonscan.Member) error {
@@ -220,14 +260,17 @@ func decodeList(raw []byte) (*ObjectList, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("decoding member list: %w", err)
+		return nil, fmt.Errorf("decoding list: %w", err)
 	}
-	typ := metav1.TypeMeta{APIVersion: intern.Default.String(l.APIVersion), Kind: intern.Default.String(strings.TrimSuffix(l.Kind, "List"))}
+	if kind == "" {
+		kind = strings.TrimSuffix(l.Kind, "List")
+	}
+	typ := metav1.TypeMeta{APIVersion: intern.Default.String(l.APIVersion), Kind: intern.Default.String(kind)}
 	l.Items = make([]Object, len(items))
 	for i, it := range items {
 		o, err := decodeTypedObject(raw[it[0]:it[1]], typ)
 		if err != nil {
-			return nil, fmt.Errorf("decoding member list item %d: %w", i, err)
+			return nil, fmt.Errorf("decoding list item %d: %w", i, err)
 		}
 		l.Items[i] = *o
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -166,7 +167,7 @@ func TestDecodeList(t *testing.T) {
 	in := `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"77","continue":"c1"},"items":[` +
 		` {"metadata":{"name":"a","namespace":"shop","managedFields":[]},"data":{"k":"1"}},` +
 		`{"metadata":{"name":"b","namespace":"shop"},"data":{"k":"2"}}]}`
-	l, err := decodeList([]byte(in))
+	l, err := decodeList([]byte(in), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,9 +187,28 @@ func TestDecodeList(t *testing.T) {
 			t.Errorf("item %d decodes as %s %s", i, u.GetAPIVersion(), u.GetKind())
 		}
 	}
-	empty, err := decodeList([]byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":null}`))
+	empty, err := decodeList([]byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":null}`), "")
 	if err != nil || len(empty.Items) != 0 || empty.ResourceVersion != "5" {
 		t.Fatalf("empty list: %+v, %v", empty, err)
+	}
+}
+
+// A custom resource may have a listKind other than its kind + "List"; the
+// caller's kind then names the items.
+func TestDecodeListWithItsItemsKind(t *testing.T) {
+	in := `{"kind":"WidgetCollection","apiVersion":"example.com/v1","metadata":{},"items":[{"metadata":{"name":"a"}}]}`
+	for kind, want := range map[string]string{"": "WidgetCollection", "Widget": "Widget"} {
+		l, err := decodeList([]byte(in), kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := l.Items[0].Unstructured()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Items[0].Kind != want || u.GetKind() != want || u.GetAPIVersion() != "example.com/v1" {
+			t.Errorf("kind %q: item is %s %s (decodes as %s), want %s", kind, l.Items[0].APIVersion, l.Items[0].Kind, u.GetKind(), want)
+		}
 	}
 }
 
@@ -269,7 +289,9 @@ func TestListWatchRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Member{Name: "m", watchClient: client}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, meta.RESTScopeNamespace)
+	m := &Member{Name: "m", watchClient: client, Mapper: mapper}
 	lw := m.listWatch(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
 	ctx := context.Background()
 

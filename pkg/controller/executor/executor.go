@@ -105,7 +105,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 	if err != nil {
 		return err
 	}
-	lists := newTemplateLists(ctx, dyn, opts.Templates, opts.Shards)
+	listClient, err := clustercache.NewWireClient(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("building the executor's template list client: %w", err)
+	}
+	lists := newTemplateLists(ctx, listClient, opts.Templates, opts.Shards)
 	for _, kind := range []kind{namespacedKind, clusterKind} {
 		r := &reconciler{
 			kind:          kind,

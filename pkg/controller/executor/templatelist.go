@@ -9,9 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/templatecache"
@@ -32,8 +33,9 @@ import (
 // about to bring.
 type templateLists struct {
 	// ctx ends with the process; the lists run under it.
-	ctx       context.Context
-	dynamic   dynamic.Interface
+	ctx context.Context
+	// client lists templates as packed JSON (clustercache.NewWireClient).
+	client    rest.Interface
 	templates *templatecache.Cache
 	// shards, when set, limits the cache to the bindings this process
 	// holds.
@@ -43,8 +45,8 @@ type templateLists struct {
 	listed map[schema.GroupVersionResource]chan struct{}
 }
 
-func newTemplateLists(ctx context.Context, dyn dynamic.Interface, templates *templatecache.Cache, shards *shard.Owner) *templateLists {
-	return &templateLists{ctx: ctx, dynamic: dyn, templates: templates, shards: shards, listed: map[schema.GroupVersionResource]chan struct{}{}}
+func newTemplateLists(ctx context.Context, client rest.Interface, templates *templatecache.Cache, shards *shard.Owner) *templateLists {
+	return &templateLists{ctx: ctx, client: client, templates: templates, shards: shards, listed: map[schema.GroupVersionResource]chan struct{}{}}
 }
 
 // listing reports whether the list of mapping's templates is under way,
@@ -109,26 +111,26 @@ func (l *templateLists) list(ctx context.Context, gvr schema.GroupVersionResourc
 	for _, label := range names.ClaimLabels {
 		opts := metav1.ListOptions{LabelSelector: label, Limit: 500}
 		for {
-			page, err := l.dynamic.Resource(gvr).List(ctx, opts)
+			// The items arrive as packed JSON with their metadata read,
+			// as a member's objects do (clustercache/wire.go): no item is
+			// decoded whole or encoded again.
+			page, err := clustercache.ListObjects(ctx, l.client, gvr, kind, opts)
 			if err != nil {
 				return n, fmt.Errorf("listing %s with %s: %w", gvr.Resource, label, err)
 			}
 			for i := range page.Items {
 				t := &page.Items[i]
-				key := types.NamespacedName{Name: names.BindingName(kind, t.GetName())}
+				key := types.NamespacedName{Name: names.BindingName(kind, t.Name)}
 				if namespaced {
-					key.Namespace = t.GetNamespace()
+					key.Namespace = t.Namespace
 				}
 				if !l.shards.Owns(key.Namespace, key.Name) {
 					continue
 				}
-				// List items carry no kind; the cached template must.
-				t.SetAPIVersion(gvr.GroupVersion().String())
-				t.SetKind(kind)
-				l.templates.Put(key, t.GetResourceVersion(), t)
+				l.templates.PutPacked(key, t.ResourceVersion, t.Packed())
 				n++
 			}
-			if opts.Continue = page.GetContinue(); opts.Continue == "" {
+			if opts.Continue = page.Continue; opts.Continue == "" {
 				break
 			}
 		}

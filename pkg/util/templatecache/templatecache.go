@@ -62,7 +62,14 @@ func (c *Cache) Put(binding types.NamespacedName, rv string, u *unstructured.Uns
 	if err != nil {
 		return
 	}
-	packed := jsonpack.Pack(data)
+	c.PutPacked(binding, rv, jsonpack.Pack(data))
+}
+
+// PutPacked stores a template already packed by jsonpack, without
+// managedFields (as clustercache lists objects), for binding under the
+// template resourceVersion rv. packed is kept, not copied: the caller must
+// not change it.
+func (c *Cache) PutPacked(binding types.NamespacedName, rv string, packed []byte) {
 	c.mu.Lock()
 	c.items[binding] = entry{resourceVersion: rv, packed: packed}
 	c.mu.Unlock()

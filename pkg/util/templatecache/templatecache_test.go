@@ -6,6 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
 )
 
 func TestTemplateCacheIsKeyedByRecordedVersion(t *testing.T) {
@@ -52,5 +54,22 @@ func TestTemplateCacheDropsManagedFields(t *testing.T) {
 	// The caller's object keeps its managedFields.
 	if _, ok := tpl.Object["metadata"].(map[string]any)["managedFields"]; !ok {
 		t.Error("Put changed the template it was given")
+	}
+}
+
+// A template listed as packed JSON (clustercache.ListObjects) reads back as
+// one Put from its decoded form.
+func TestTemplateCachePutPacked(t *testing.T) {
+	c := New()
+	key := types.NamespacedName{Namespace: "demo", Name: "settings-configmap"}
+	c.PutPacked(key, "4", jsonpack.Pack([]byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"settings","resourceVersion":"4"},"data":{"k":"v"}}`)))
+	got, ok := c.Get(key, "4")
+	if !ok {
+		t.Fatal("miss")
+	}
+	want := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "settings", "resourceVersion": "4"}, "data": map[string]any{"k": "v"}}
+	if diff := cmp.Diff(want, got.Object); diff != "" {
+		t.Errorf("cached template (-want +got):\n%s", diff)
 	}
 }
