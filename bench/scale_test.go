@@ -48,7 +48,8 @@ import (
 //
 // ATOLL_BENCH_CM_ENV="GOGC=50 GOMEMLIMIT=300MiB" (for example) sets the
 // controller-manager's environment, to see what the Go runtime's own
-// memory settings do. ATOLL_BENCH_PPROF=DIR saves the controller-manager's
+// memory settings do; ATOLL_BENCH_CM_ARGS="--event-types=Warning" (for
+// example) adds flags. ATOLL_BENCH_PPROF=DIR saves the controller-manager's
 // heap profile after settling and the idle window, right after a
 // collection, sampled every 16 KB (DIR/scale-heap.pprof), and 30 s of CPU
 // profile from the restarted process's start (DIR/scale-restart-cpu.pprof).
@@ -93,6 +94,9 @@ func startScaleControllerManager(b *testing.B, cp *framework.ControlPlane, logDi
 		m.pprof = framework.FreeLoopbackAddr(b)
 		args = append(args, "--pprof-bind-address="+m.pprof)
 	}
+	// ATOLL_BENCH_CM_ARGS: more flags for the controller-manager,
+	// space-separated (--event-types=Warning, say).
+	args = append(args, strings.Fields(os.Getenv("ATOLL_BENCH_CM_ARGS"))...)
 	m.cmd = exec.Command(framework.Binary(b), args...)
 	m.cmd.Env = os.Environ()
 	if m.pprof != "" {

@@ -100,6 +100,9 @@ type Options struct {
 	// no longer match its cluster affinity when none matches (Karmada's
 	// behaviour; default false keeps the placement).
 	WithdrawWhenNoFit bool
+	// EventTypes are the event types recorded (Normal, Warning); nil
+	// records both, empty none.
+	EventTypes []string
 	// Failover configures cluster and application failover (zero values:
 	// defaults; see pkg/controller/failover).
 	Failover FailoverOptions
@@ -374,7 +377,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err != nil {
 		return nil, fmt.Errorf("events client: %w", err)
 	}
-	eventWriter := events.NewWriter(eventClient, scheme, events.WriterOptions{})
+	eventWriter := events.NewWriter(eventClient, scheme, events.WriterOptions{Types: opts.EventTypes})
 	if err := mgr.Add(eventWriter); err != nil {
 		return nil, err
 	}

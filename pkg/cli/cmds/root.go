@@ -76,6 +76,7 @@ type Manager struct {
 	RebalanceMaxInFlight    int32
 	RebalanceSettleWindow   time.Duration
 	WhenNoClusterFits       string
+	EventTypes              []string
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
 	PprofBindAddress        string
@@ -139,7 +140,13 @@ func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderEle
 	fs.Int32Var(&m.RebalanceMaxInFlight, "rebalance-max-in-flight", 1000, "replicas that gradual moves (Rebalances) may add at once across the fleet before their sources shrink; further steps queue; 0 means unlimited")
 	fs.DurationVar(&m.RebalanceSettleWindow, "rebalance-settle-window", 3*time.Second, "how long a workload's new target must stay unchanged before a gradual move steps, so weight and replica edits arriving together make one plan")
 	fs.StringVar(&m.WhenNoClusterFits, "when-no-cluster-fits", "Keep", "what happens to a placed workload when no cluster matches its policy's cluster affinity any more: Keep (the placement stays) or Withdraw (removed from the clusters that no longer match, as Karmada does); a policy's atoll.dev/when-no-cluster-fits annotation overrides it")
+	fs.StringSliceVar(&m.EventTypes, "event-types", []string{"Normal", "Warning"}, "which events the controllers record: Normal (Karmada's success events, about eight per new template) and Warning (failures and conflicts); \"Warning\" alone spares the control plane the success events of a large burst; empty records none")
 	cmd.PreRunE = func(*cobra.Command, []string) error {
+		for _, t := range m.EventTypes {
+			if t != "Normal" && t != "Warning" {
+				return fmt.Errorf("--event-types: %q is not an event type: use Normal, Warning or both", t)
+			}
+		}
 		if m.WhenNoClusterFits != "Keep" && m.WhenNoClusterFits != "Withdraw" {
 			return fmt.Errorf("--when-no-cluster-fits: %q is not Keep or Withdraw", m.WhenNoClusterFits)
 		}

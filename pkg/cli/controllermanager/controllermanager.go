@@ -58,6 +58,7 @@ func ManagerOptions(m cmds.Manager) manager.Options {
 		MemberSweepPeriod:       m.MemberSweepPeriod,
 		BindingStatusWindow:     m.BindingStatusWindow,
 		WithdrawWhenNoFit:       m.WhenNoClusterFits == "Withdraw",
+		EventTypes:              m.EventTypes,
 		Failover: manager.FailoverOptions{
 			NoScheduleOnly:            !m.Failover.NoExecuteTaints,
 			PurgeMode:                 policyv1alpha1.PurgeMode(m.Failover.PurgeMode),

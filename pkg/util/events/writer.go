@@ -42,6 +42,8 @@ type Writer struct {
 	mu        sync.Mutex
 	recent    map[eventKey]time.Time
 	maxRecent int
+	// types are the event types recorded; others are suppressed.
+	types map[string]bool
 }
 
 // WriterOptions size a Writer; zero values take the defaults.
@@ -49,6 +51,9 @@ type WriterOptions struct {
 	QueueSize int // events waiting to be written; 4,096 by default (about 4 MB)
 	Workers   int // concurrent writes; 4 by default (the client's rate limiter is the real bound)
 	Recent    int // events remembered to drop repeats; 4,096 by default
+	// Types are the event types to record (Normal, Warning); others are
+	// not written and count as suppressed. Nil records both; empty none.
+	Types []string
 }
 
 // RepeatWindow is how long an identical event is not written again.
@@ -65,7 +70,7 @@ type eventKey struct {
 
 var eventsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "atoll_events_total",
-	Help: "Events by result: written, repeated (identical to one written within the repeat window, not written), dropped (queue full), failed (the API server refused it).",
+	Help: "Events by result: written, repeated (identical to one written within the repeat window, not written), suppressed (of a type --event-types leaves out), dropped (queue full), failed (the API server refused it).",
 }, []string{"result"})
 
 func init() { ctrlmetrics.Registry.MustRegister(eventsTotal) }
@@ -87,8 +92,15 @@ func NewWriter(client eventsclient.EventsV1Interface, scheme *runtime.Scheme, op
 	if err != nil || host == "" {
 		host = "atoll"
 	}
+	types := map[string]bool{corev1.EventTypeNormal: true, corev1.EventTypeWarning: true}
+	if opts.Types != nil {
+		types = map[string]bool{}
+		for _, t := range opts.Types {
+			types[t] = true
+		}
+	}
 	return &Writer{client: client, scheme: scheme, host: host, queue: make(chan *eventsv1.Event, opts.QueueSize),
-		workers: opts.Workers, now: time.Now, recent: map[eventKey]time.Time{}, maxRecent: opts.Recent}
+		workers: opts.Workers, now: time.Now, recent: map[eventKey]time.Time{}, maxRecent: opts.Recent, types: types}
 }
 
 // NeedLeaderElection is false: any process may have events to write.
@@ -151,6 +163,10 @@ func (w *Writer) record(r *writerRecorder, regarding, related runtime.Object, an
 	eventtype, reason, action, note string, args ...any) {
 	if eventtype != corev1.EventTypeNormal && eventtype != corev1.EventTypeWarning {
 		klog.ErrorS(nil, "Event not recorded: unsupported type", "type", eventtype, "reason", reason)
+		return
+	}
+	if !w.types[eventtype] {
+		eventsTotal.WithLabelValues("suppressed").Inc()
 		return
 	}
 	ref, err := reference.GetReference(w.scheme, regarding)

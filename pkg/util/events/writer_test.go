@@ -98,6 +98,37 @@ func TestWriterDropsRepeats(t *testing.T) {
 	}
 }
 
+// --event-types: a type left out is neither queued nor remembered, and
+// counts as suppressed.
+func TestWriterRecordsOnlyItsTypes(t *testing.T) {
+	for _, tc := range []struct {
+		types          []string
+		normal, warned bool
+	}{{nil, true, true}, {[]string{"Warning"}, false, true}, {[]string{"Normal"}, true, false}, {[]string{}, false, false}} {
+		w := NewWriter(fake.NewClientset().EventsV1(), clientgoscheme.Scheme, WriterOptions{Types: tc.types})
+		rec := w.Recorder("atoll-executor")
+		before := testutil.ToFloat64(eventsTotal.WithLabelValues("suppressed"))
+		rec.Eventf(template("web"), nil, corev1.EventTypeNormal, SyncWorkSucceed, "Sync", "synced")
+		rec.Eventf(template("web"), nil, corev1.EventTypeWarning, SyncWorkFailed, "Sync", "failed")
+		var normal, warned bool
+		for len(w.queue) > 0 {
+			ev := <-w.queue
+			normal = normal || ev.Type == corev1.EventTypeNormal
+			warned = warned || ev.Type == corev1.EventTypeWarning
+		}
+		suppressed := testutil.ToFloat64(eventsTotal.WithLabelValues("suppressed")) - before
+		wantSuppressed := 0
+		for _, recorded := range []bool{tc.normal, tc.warned} {
+			if !recorded {
+				wantSuppressed++
+			}
+		}
+		if normal != tc.normal || warned != tc.warned || suppressed != float64(wantSuppressed) || len(w.recent) != 2-wantSuppressed {
+			t.Errorf("types %q: Normal written %t, Warning written %t, %v suppressed, %d remembered", tc.types, normal, warned, suppressed, len(w.recent))
+		}
+	}
+}
+
 func TestWriterBoundsQueueAndMemory(t *testing.T) {
 	w := NewWriter(fake.NewClientset().EventsV1(), clientgoscheme.Scheme, WriterOptions{QueueSize: 10, Recent: 50})
 	before := testutil.ToFloat64(eventsTotal.WithLabelValues("dropped"))
