@@ -217,6 +217,9 @@ func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 		pprofAddr = framework.FreeLoopbackAddr(b)
 		args = append(args, "--pprof-bind-address="+pprofAddr)
 	}
+	// The controllers' own request counts say who wrote after a restart.
+	metricsAddr := framework.FreeLoopbackAddr(b)
+	args = append(args, "--metrics-bind-address="+metricsAddr)
 	cp := framework.StartControlPlane(b, framework.Options{Members: len(propMembers), Args: args})
 	b.Logf("atoll up ready after %v: %s", cp.ReadyAfter.Round(time.Millisecond), cp.ReadyLine)
 	if dir := os.Getenv("ATOLL_BENCH_LOGS"); dir != "" {
@@ -388,6 +391,9 @@ func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 	res.restartCPWrites = rdelta.sum(isCountedWrite)
 	b.Logf("restart: last control-plane write %.1fs after the ready line; %.0f write requests after it (Lease heartbeats excluded: %.0f):\n%s",
 		res.restartIdle, res.restartCPWrites, rdelta.sum(isLeaseWrite), rdelta.table(isWrite, 25))
+	if res.restartCPWrites > 0 {
+		b.Logf("restart: the restarted controllers' write requests since their start (atoll_controller_requests_total):\n%s", controllerWrites(metricsAddr))
+	}
 	memAfter := memberVersions(ctx, b, cp, propNamespace)
 	changed, byManager := diffMemberVersions(memBefore, memAfter)
 	res.restartMemberChanged = float64(changed)
@@ -636,7 +642,7 @@ func (o *memberObserver) allReady() bool {
 
 // requestKey is one apiserver_request_total series, by the labels that
 // matter here.
-type requestKey struct{ verb, group, resource, subresource, component string }
+type requestKey struct{ verb, group, resource, subresource, component, code string }
 
 type requestCounts map[requestKey]float64
 
@@ -662,7 +668,7 @@ func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requestCounts
 		if err != nil {
 			return nil, fmt.Errorf("parsing %q: %w", line, err)
 		}
-		k := requestKey{labels["verb"], labels["group"], labels["resource"], labels["subresource"], labels["component"]}
+		k := requestKey{labels["verb"], labels["group"], labels["resource"], labels["subresource"], labels["component"], labels["code"]}
 		out[k] += v
 	}
 	if len(out) == 0 {
@@ -745,7 +751,11 @@ func (c requestCounts) table(keep func(requestKey) bool, limit int) string {
 		if r.k.subresource != "" {
 			res += "/" + r.k.subresource
 		}
-		fmt.Fprintf(&sb, "    %8.0f %-16s %s\n", r.v, r.k.verb, res)
+		code := ""
+		if r.k.code != "" && !strings.HasPrefix(r.k.code, "2") {
+			code = " (" + r.k.code + ")" // refused: a conflict, say
+		}
+		fmt.Fprintf(&sb, "    %8.0f %-16s %s%s\n", r.v, r.k.verb, res, code)
 	}
 	if len(rows) == 0 {
 		sb.WriteString("    (none)\n")
@@ -1194,4 +1204,33 @@ func saveProfile(b *testing.B, addr, what, file string) {
 		return
 	}
 	b.Logf("profile %s written to %s", what, file)
+}
+
+// controllerWrites lists the write requests each controller of the atoll
+// process serving metrics on addr has sent since it started.
+func controllerWrites(addr string) string {
+	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // loopback, bench-bounded
+	if err != nil {
+		return "    (" + err.Error() + ")\n"
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "    (" + err.Error() + ")\n"
+	}
+	var sb strings.Builder
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		rest, ok := strings.CutPrefix(line, "atoll_controller_requests_total{")
+		if !ok {
+			continue
+		}
+		switch parseLabels(rest)["verb"] {
+		case "create", "update", "patch", "delete", "deletecollection":
+			sb.WriteString("    " + line + "\n")
+		}
+	}
+	if sb.Len() == 0 {
+		return "    (none)\n"
+	}
+	return sb.String()
 }

@@ -82,8 +82,10 @@ type Options struct {
 	// ShardTiming times the shard Leases (zero: shard.DefaultTiming).
 	ShardTiming shard.Timing
 	// KubeAPIQPS and KubeAPIBurst bound the controllers' requests to the
-	// control plane (0: keep the config's own). Every controller shares the
-	// manager's client, so this is the ceiling for bulk propagation.
+	// control plane with a client-side token bucket (QPS 0: keep the
+	// config's own; negative: no client-side limit). Every controller
+	// shares one bucket, so a positive QPS is the ceiling for bulk
+	// propagation.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
 	// ClusterStatusPeriod, ClusterSuccessThreshold and
@@ -286,7 +288,10 @@ func Scheme() (*runtime.Scheme, error) {
 func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	ctrl.SetLogger(klog.NewKlogr())
 	cfg = rest.CopyConfig(cfg)
-	if opts.KubeAPIQPS > 0 {
+	if opts.KubeAPIQPS != 0 {
+		// A negative QPS makes client-go build no rate limiter: the API
+		// server's priority and fairness bounds the controllers, whose
+		// concurrency their workers already bound.
 		cfg.QPS = opts.KubeAPIQPS
 	}
 	if opts.KubeAPIBurst > 0 {

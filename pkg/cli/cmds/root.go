@@ -129,8 +129,8 @@ func (f *Failover) Validate() error {
 func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderElect bool) {
 	fs := cmd.Flags()
 	fs.StringSliceVar(&m.Controllers, "controllers", []string{"*"}, "controllers to run: '*' all, 'name' one, '-name' not that one (e.g. '*,-scheduler'); empty runs none")
-	fs.Float32Var(&m.KubeAPIQPS, "kube-api-qps", 100, "queries per second the controllers may send to the control-plane API server (their writes and reads together; the manager's watches, leader election and events have a bucket of the same size of their own)")
-	fs.IntVar(&m.KubeAPIBurst, "kube-api-burst", 200, "burst of requests the controllers may send to the control-plane API server")
+	fs.Float32Var(&m.KubeAPIQPS, "kube-api-qps", -1, "queries per second the controllers may send to the control-plane API server (their writes and reads together; the manager's watches, leader election and events have a bucket of the same size of their own); negative sets no client-side limit and leaves it to the API server's priority and fairness, as SIG API Machinery advises (each controller's concurrency is bounded by its workers)")
+	fs.IntVar(&m.KubeAPIBurst, "kube-api-burst", 200, "burst of requests the controllers may send to the control-plane API server, with a positive --kube-api-qps")
 	fs.DurationVar(&m.ClusterStatusPeriod, "cluster-status-period", 10*time.Second, "how often each member cluster's health and status are collected")
 	fs.DurationVar(&m.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must stay healthy before it is marked Ready")
 	fs.DurationVar(&m.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must stay unhealthy before it is marked not Ready")
@@ -142,6 +142,12 @@ func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderEle
 	fs.StringVar(&m.WhenNoClusterFits, "when-no-cluster-fits", "Keep", "what happens to a placed workload when no cluster matches its policy's cluster affinity any more: Keep (the placement stays) or Withdraw (removed from the clusters that no longer match, as Karmada does); a policy's atoll.dev/when-no-cluster-fits annotation overrides it")
 	fs.StringSliceVar(&m.EventTypes, "event-types", []string{"Normal", "Warning"}, "which events the controllers record: Normal (Karmada's success events, about eight per new template) and Warning (failures and conflicts); \"Warning\" alone spares the control plane the success events of a large burst; empty records none")
 	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if m.KubeAPIQPS == 0 {
+			return fmt.Errorf("--kube-api-qps: 0 would leave client-go's default of 5; use a positive rate, or a negative one for no client-side limit")
+		}
+		if m.KubeAPIQPS > 0 && m.KubeAPIBurst < 1 {
+			return fmt.Errorf("--kube-api-burst: must be at least 1 with --kube-api-qps %g, got %d", m.KubeAPIQPS, m.KubeAPIBurst)
+		}
 		for _, t := range m.EventTypes {
 			if t != "Normal" && t != "Warning" {
 				return fmt.Errorf("--event-types: %q is not an event type: use Normal, Warning or both", t)
