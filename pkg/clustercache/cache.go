@@ -101,8 +101,12 @@ func (c *Cache) Start(ctx context.Context) error {
 // Secret's resourceVersion changed. A Cluster that no longer exists is
 // removed and reported as NotFound.
 func (c *Cache) Member(ctx context.Context, cluster string) (*Member, error) {
+	// Member is called for every binding and cluster; deep copies of the
+	// Cluster (its status lists every API the member serves) and its
+	// Secret were 3 % of a restart's CPU. Both are only read here, and a
+	// cache replaces, never changes, the objects it hands out.
 	obj := &clusterv1alpha1.Cluster{}
-	if err := c.reader.Get(ctx, types.NamespacedName{Name: cluster}, obj); err != nil {
+	if err := c.reader.Get(ctx, types.NamespacedName{Name: cluster}, obj, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.Remove(cluster)
 		}
@@ -111,7 +115,7 @@ func (c *Cache) Member(ctx context.Context, cluster string) (*Member, error) {
 	var secret *corev1.Secret
 	if ref := obj.Spec.SecretRef; ref != nil {
 		secret = &corev1.Secret{}
-		err := c.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, secret)
+		err := c.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, secret, client.UnsafeDisableDeepCopy)
 		if apierrors.IsNotFound(err) {
 			secret = nil
 		} else if err != nil {

@@ -1,6 +1,7 @@
 package clustercache
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -55,7 +56,7 @@ func ConfigFor(cluster *clusterv1alpha1.Cluster, secret *corev1.Secret) (*rest.C
 			return nil, fmt.Errorf("cluster %s: secret %s has no %q key (set spec.insecureSkipTLSVerification to connect without verifying the server)",
 				cluster.Name, ref, clusterv1alpha1.SecretCADataKey)
 		}
-		cfg.CAData = ca
+		cfg.CAData = bytes.Clone(ca) // the config must not share the (cached) Secret's bytes
 	}
 	if spec.ProxyURL != "" {
 		u, err := url.Parse(spec.ProxyURL)
