@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -58,15 +55,7 @@ func TestAPIOnlyMember(t *testing.T) {
 		t.Errorf("api-only member acted on its objects: %d ReplicaSets, %d pods, %d nodes; want none", len(rs.Items), len(pods.Items), len(nodes.Items))
 	}
 
-	resp, err := http.Get("http://" + metricsAddr + "/metrics") //nolint:noctx // loopback, test-bounded
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	metrics := framework.ScrapeMetrics(t, metricsAddr)
 	for _, want := range []string{
 		`atoll_controller_requests_total{code="2xx",controller="detector",verb="create"}`,
 		`atoll_controller_requests_total{code="2xx",controller="scheduler",verb="patch"}`,
@@ -75,7 +64,7 @@ func TestAPIOnlyMember(t *testing.T) {
 		`workqueue_depth{controller="executor-resourcebinding"`,
 		`workqueue_queue_duration_seconds_count{controller="detector"`,
 	} {
-		if !strings.Contains(string(body), want) {
+		if !metrics.Has(want) {
 			t.Errorf("controller metrics lack %s", want)
 		}
 	}

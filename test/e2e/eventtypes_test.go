@@ -2,10 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -54,8 +50,8 @@ func TestWarningEventsOnly(t *testing.T) {
 	// ScheduleBindingSucceed and SyncWorkSucceed at least, and nowhere's
 	// ApplyPolicySucceed: suppressed when recorded, so never written.
 	framework.Eventually(t, time.Minute, "success events suppressed", func() (bool, string) {
-		n, err := eventsCounted(metricsAddr, "suppressed")
-		return n >= 7, fmt.Sprint(n, " suppressed ", err)
+		n := framework.ScrapeMetrics(t, metricsAddr).Sum("atoll_events_total", `result="suppressed"`)
+		return n >= 7, fmt.Sprint(n, " suppressed")
 	})
 	var list corev1.EventList
 	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
@@ -66,24 +62,4 @@ func TestWarningEventsOnly(t *testing.T) {
 			t.Errorf("%s event %s written on %s", e.Type, e.Reason, e.InvolvedObject.Name)
 		}
 	}
-}
-
-// eventsCounted reads atoll_events_total{result} from a metrics endpoint.
-func eventsCounted(addr, result string) (float64, error) {
-	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // loopback, test-bounded
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, err
-	}
-	prefix := `atoll_events_total{result="` + result + `"} `
-	for line := range strings.SplitSeq(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, prefix); ok {
-			return strconv.ParseFloat(v, 64)
-		}
-	}
-	return 0, nil
 }

@@ -111,25 +111,7 @@ func queueDepth(t *testing.T, addr string, controllers ...string) map[string]flo
 // requests sums atoll_controller_requests_total of controller and verb.
 func requests(t *testing.T, addr, controller, verb string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // loopback, test-bounded
-	if err != nil {
-		t.Fatalf("scraping metrics: %v", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "atoll_controller_requests_total{") && strings.Contains(line, `controller="`+controller+`"`) &&
-			strings.Contains(line, `verb="`+verb+`"`) {
-			var v float64
-			if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err == nil {
-				sum += v
-			}
-		}
-	}
-	return sum
+	return framework.ScrapeMetrics(t, addr).Sum("atoll_controller_requests_total", `controller="`+controller+`"`, `verb="`+verb+`"`)
 }
 
 func TestRestartAt1000Templates(t *testing.T) {

@@ -1,0 +1,73 @@
+package framework
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Metrics is one scrape of a Prometheus text endpoint.
+type Metrics string
+
+// ScrapeMetrics reads http://addr/metrics (a controller-manager's metrics
+// endpoint on loopback).
+func ScrapeMetrics(t testing.TB, addr string) Metrics {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // loopback, test-bounded
+	if err != nil {
+		t.Fatalf("scraping metrics: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("scraping metrics: %v", err)
+	}
+	return Metrics(body)
+}
+
+// Sum adds the samples of metric name that carry every given label, each
+// written `key="value"`; with none, every sample of name.
+func (m Metrics) Sum(name string, labels ...string) float64 {
+	sum := 0.0
+	for line := range strings.SplitSeq(string(m), "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || (rest == "" || (rest[0] != '{' && rest[0] != ' ')) {
+			continue // another metric whose name starts with name
+		}
+		space := strings.LastIndexByte(rest, ' ')
+		if space < 0 {
+			continue
+		}
+		set := rest[:space]
+		if !containsAll(set, labels) {
+			continue
+		}
+		if v, err := strconv.ParseFloat(rest[space+1:], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// Has reports whether a sample line starts with prefix, such as
+// `workqueue_depth{controller="detector"`.
+func (m Metrics) Has(prefix string) bool {
+	for line := range strings.SplitSeq(string(m), "\n") {
+		if strings.HasPrefix(line, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsAll(set string, labels []string) bool {
+	for _, l := range labels {
+		if !strings.Contains(set, "{"+l+",") && !strings.Contains(set, ","+l+",") &&
+			!strings.Contains(set, "{"+l+"}") && !strings.Contains(set, ","+l+"}") {
+			return false
+		}
+	}
+	return true
+}
