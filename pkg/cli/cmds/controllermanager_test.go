@@ -1,0 +1,56 @@
+package cmds
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// runControllerManager runs `controller-manager args...` and returns the
+// configuration its action got.
+func runControllerManager(args ...string) (*ControllerManager, error) {
+	var got *ControllerManager
+	cmd := NewControllerManagerCommand(func(_ context.Context, c *ControllerManager) error { got = c; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	err := cmd.ExecuteContext(context.Background())
+	return got, err
+}
+
+func TestManagerRateAndEventFlags(t *testing.T) {
+	cases := map[string]struct {
+		args       []string
+		qps        float32
+		eventTypes []string
+		wantErr    string
+	}{
+		"defaults: no client-side limit, both event types": {qps: -1, eventTypes: []string{"Normal", "Warning"}},
+		"a limit":             {args: []string{"--kube-api-qps=50", "--kube-api-burst=100"}, qps: 50, eventTypes: []string{"Normal", "Warning"}},
+		"warnings only":       {args: []string{"--event-types=Warning"}, qps: -1, eventTypes: []string{"Warning"}},
+		"no events":           {args: []string{"--event-types="}, qps: -1, eventTypes: []string{}},
+		"zero qps":            {args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps: 0 would leave client-go's default of 5"},
+		"limit without burst": {args: []string{"--kube-api-qps=50", "--kube-api-burst=0"}, wantErr: "--kube-api-burst: must be at least 1"},
+		"unknown event type":  {args: []string{"--event-types=Normal,Info"}, wantErr: `--event-types: "Info" is not an event type`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := runControllerManager(tc.args...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// nil would record every type (manager.Options.EventTypes).
+			if got.Manager.KubeAPIQPS != tc.qps || got.Manager.EventTypes == nil ||
+				strings.Join(got.Manager.EventTypes, ",") != strings.Join(tc.eventTypes, ",") {
+				t.Errorf("qps %v, event types %q; want %v, %q", got.Manager.KubeAPIQPS, got.Manager.EventTypes, tc.qps, tc.eventTypes)
+			}
+		})
+	}
+}
