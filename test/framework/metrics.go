@@ -51,6 +51,17 @@ func (m Metrics) Sum(name string, labels ...string) float64 {
 	return sum
 }
 
+// Value is the value of one sample, written as the endpoint writes it
+// (`name{a="x",b="y"}`); 0 when the endpoint has no such sample.
+func (m Metrics) Value(sample string) (float64, error) {
+	for line := range strings.SplitSeq(string(m), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, nil
+}
+
 // Has reports whether a sample line starts with prefix, such as
 // `workqueue_depth{controller="detector"`.
 func (m Metrics) Has(prefix string) bool {
@@ -62,10 +73,12 @@ func (m Metrics) Has(prefix string) bool {
 	return false
 }
 
+// containsAll reports whether the label set `{a="x",b="y"}` has every
+// `k="v"` of labels.
 func containsAll(set string, labels []string) bool {
+	set = "," + strings.Trim(set, "{}") + ","
 	for _, l := range labels {
-		if !strings.Contains(set, "{"+l+",") && !strings.Contains(set, ","+l+",") &&
-			!strings.Contains(set, "{"+l+"}") && !strings.Contains(set, ","+l+"}") {
+		if !strings.Contains(set, ","+l+",") {
 			return false
 		}
 	}

@@ -28,6 +28,12 @@ up 1
 			t.Errorf("Sum(%s, %v) = %v, want %v", tc.name, tc.labels, got, tc.want)
 		}
 	}
+	if v, err := m.Value(`atoll_events_total{result="written"}`); v != 2 || err != nil {
+		t.Errorf("Value = %v, %v; want 2", v, err)
+	}
+	if v, err := m.Value(`atoll_events_total{result="dropped"}`); v != 0 || err != nil {
+		t.Errorf("Value of an absent sample = %v, %v; want 0", v, err)
+	}
 	if !m.Has(`atoll_controller_requests_total{code="2xx",controller="executor",verb="list"}`) || m.Has("workqueue_depth{") {
 		t.Error("Has")
 	}

@@ -3,10 +3,7 @@ package failover
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,22 +88,11 @@ func hasEvent(ctx context.Context, c client.Client, ns, name, reason string) boo
 // metrics, e.g. `atoll_failover_evictions_total{producer="TaintManager",result="evicted"}`.
 func metric(t *testing.T, sample string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	v, err := framework.ScrapeMetrics(t, metricsAddr).Value(sample)
 	if err != nil {
-		t.Fatalf("scraping metrics: %v", err)
+		t.Fatalf("metric %s: %v", sample, err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, sample+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatalf("metric %s: %v", sample, err)
-			}
-			return f
-		}
-	}
-	return 0
+	return v
 }
 
 // TestClusterFailoverStop is the issue's first check: app web-stop with an
