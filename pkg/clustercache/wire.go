@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,14 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
 	"github.com/atoll-dev/atoll/pkg/util/intern"
 	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
 	"github.com/atoll-dev/atoll/pkg/util/jsonscan"
+	"github.com/atoll-dev/atoll/pkg/util/wire"
 )
 
 // The member informers read the members' JSON straight into Objects.
@@ -90,7 +88,7 @@ func decodeTypedObject(raw []byte, typ metav1.TypeMeta) (*Object, error) {
 // raw[start], and returns the extent of its managedFields member with one
 // of the commas beside it (-1, -1 when it has none).
 func (o *Object) decodeMetadata(raw []byte, start int) (cutStart, cutEnd int, err error) {
-	cutStart, cutEnd = -1, -1
+	var managedFields *jsonscan.Member
 	end, err := jsonscan.Object(raw, start, func(m jsonscan.Member) error {
 		value := raw[m.Start:m.End]
 		var err error
@@ -120,28 +118,17 @@ func (o *Object) decodeMetadata(raw []byte, start int) (cutStart, cutEnd int, er
 		case m.KeyIs("annotations"):
 			err = o.keepAnnotations(value)
 		case m.KeyIs("managedFields"):
-			cutStart, cutEnd = m.KeyStart, m.End
+			managedFields = &m
 		}
 		if err != nil {
 			return fmt.Errorf("metadata.%s: %w", m.Key, err)
 		}
 		return nil
 	})
-	if err != nil || cutStart < 0 {
+	if err != nil || managedFields == nil {
 		return -1, -1, err
 	}
-	// Take a comma with the member: the one after it, or before it when
-	// it is the last.
-	if i := skipSpace(raw, cutEnd); i < end && raw[i] == ',' {
-		return cutStart, i + 1, nil
-	}
-	i := cutStart - 1
-	for i > start && isSpace(raw[i]) {
-		i--
-	}
-	if raw[i] == ',' {
-		return i, cutEnd, nil
-	}
+	cutStart, cutEnd = jsonscan.Cut(raw, start, end, *managedFields)
 	return cutStart, cutEnd, nil
 }
 
@@ -314,11 +301,7 @@ func (wireSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
 		MediaTypeSubType: "json",
 		EncodesAsText:    true,
 		Serializer:       objectCodec{},
-		StreamSerializer: &runtime.StreamSerializerInfo{
-			EncodesAsText: true,
-			Serializer:    eventCodec{},
-			Framer:        kjson.Framer,
-		},
+		StreamSerializer: wire.WatchEvents(),
 	}}
 }
 
@@ -329,8 +312,6 @@ func (wireSerializer) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersio
 func (wireSerializer) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
 	return d
 }
-
-var errReadOnly = errors.New("clustercache: the member informers' codec only decodes")
 
 type objectCodec struct{}
 
@@ -350,7 +331,7 @@ func (objectCodec) Decode(data []byte, _ *schema.GroupVersionKind, _ runtime.Obj
 	return o, &gvk, nil
 }
 
-func (objectCodec) Encode(runtime.Object, io.Writer) error { return errReadOnly }
+func (objectCodec) Encode(runtime.Object, io.Writer) error { return wire.ErrReadOnly }
 
 func (objectCodec) Identifier() runtime.Identifier { return "atoll-member-object-json" }
 
@@ -369,45 +350,3 @@ func isStatus(data []byte) bool {
 	})
 	return kind == "Status" && (apiVersion == "v1" || apiVersion == "")
 }
-
-type eventCodec struct{}
-
-// Decode fills into, a *metav1.WatchEvent, with the event's type and its
-// object's bytes, which alias data: client-go's watch decoder decodes
-// them before it reads the next event.
-func (eventCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
-	event, ok := into.(*metav1.WatchEvent)
-	if !ok {
-		return nil, nil, fmt.Errorf("clustercache: watch events decode into *metav1.WatchEvent, not %T", into)
-	}
-	event.Type, event.Object = "", runtime.RawExtension{}
-	_, err := jsonscan.Object(data, 0, func(m jsonscan.Member) error {
-		var err error
-		switch {
-		case m.KeyIs("type"):
-			event.Type, err = eventType(data[m.Start:m.End])
-		case m.KeyIs("object"):
-			event.Object.Raw = data[m.Start:m.End]
-		}
-		return err
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("decoding a member's watch event: %w", err)
-	}
-	return event, &schema.GroupVersionKind{Group: "meta.k8s.io", Version: "v1", Kind: "WatchEvent"}, nil
-}
-
-// eventType decodes an event's type, without allocating for the types
-// Kubernetes sends.
-func eventType(b []byte) (string, error) {
-	for _, t := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
-		if len(b) == len(t)+2 && string(b[1:len(b)-1]) == string(t) && b[0] == '"' {
-			return string(t), nil
-		}
-	}
-	return jsonString(b)
-}
-
-func (eventCodec) Encode(runtime.Object, io.Writer) error { return errReadOnly }
-
-func (eventCodec) Identifier() runtime.Identifier { return "atoll-member-watch-event-json" }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
 	testingutil "github.com/atoll-dev/atoll/pkg/util/testing"
+	"github.com/atoll-dev/atoll/pkg/util/wire"
 )
 
 // A member Deployment as a kube-apiserver writes it: Go struct order,
@@ -224,46 +225,21 @@ func TestObjectCodecDecodesStatus(t *testing.T) {
 	}
 }
 
-func TestEventCodec(t *testing.T) {
-	cases := map[string]struct {
-		in       string
-		wantType watch.EventType
-		wantObj  string
-	}{
-		"added":    {in: `{"type":"ADDED","object":{"kind":"ConfigMap"}}`, wantType: watch.Added, wantObj: `{"kind":"ConfigMap"}`},
-		"spaces":   {in: "{ \"object\" : {\"kind\":\"ConfigMap\"} ,\n \"type\" : \"MODIFIED\" }\n", wantType: watch.Modified, wantObj: `{"kind":"ConfigMap"}`},
-		"escaped":  {in: `{"type":"DEL\u0045TED","object":{}}`, wantType: watch.Deleted, wantObj: `{}`},
-		"unknown":  {in: `{"type":"SOMETHING","object":{}}`, wantType: "SOMETHING", wantObj: `{}`},
-		"bookmark": {in: `{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`, wantType: watch.Bookmark},
+// A bookmark's object decodes to what the reflector reads to end a
+// streamed initial list.
+func TestBookmarkDecodes(t *testing.T) {
+	var event metav1.WatchEvent
+	in := `{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`
+	if _, _, err := (wire.WatchEventDecoder{}).Decode([]byte(in), nil, &event); err != nil {
+		t.Fatal(err)
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			var event metav1.WatchEvent
-			if _, _, err := (eventCodec{}).Decode([]byte(tc.in), nil, &event); err != nil {
-				t.Fatal(err)
-			}
-			if event.Type != string(tc.wantType) {
-				t.Errorf("type %q, want %q", event.Type, tc.wantType)
-			}
-			if tc.wantObj != "" && string(event.Object.Raw) != tc.wantObj {
-				t.Errorf("object %s, want %s", event.Object.Raw, tc.wantObj)
-			}
-			if tc.wantType != watch.Bookmark {
-				return
-			}
-			obj, _, err := objectCodec{}.Decode(event.Object.Raw, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// What the reflector reads to end a streamed initial list.
-			m := obj.(metav1.Object)
-			if m.GetResourceVersion() != "9" || m.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
-				t.Errorf("bookmark decoded as rv %q, annotations %v", m.GetResourceVersion(), m.GetAnnotations())
-			}
-		})
+	obj, _, err := objectCodec{}.Decode(event.Object.Raw, nil, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, _, err := (eventCodec{}).Decode([]byte(`{"type":"ADDED"`), nil, &metav1.WatchEvent{}); err == nil {
-		t.Error("a broken event decoded")
+	m := obj.(metav1.Object)
+	if event.Type != string(watch.Bookmark) || m.GetResourceVersion() != "9" || m.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
+		t.Errorf("bookmark decoded as %s, rv %q, annotations %v", event.Type, m.GetResourceVersion(), m.GetAnnotations())
 	}
 }
 

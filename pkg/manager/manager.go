@@ -347,7 +347,17 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if cfg.QPS > 0 {
 		own.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, max(cfg.Burst, 1))
 	}
-	mgr, err := ctrl.NewManager(requestmetrics.Config(own, "manager"), ctrl.Options{
+	own = requestmetrics.Config(own, "manager")
+	// The binding informers' client has a connection of its own.
+	bindingsHTTP, err := rest.HTTPClientFor(own)
+	if err != nil {
+		return nil, fmt.Errorf("binding informers' HTTP client: %w", err)
+	}
+	newInformer, err := newInformerFunc(own, bindingsHTTP, scheme)
+	if err != nil {
+		return nil, fmt.Errorf("binding informers' client: %w", err)
+	}
+	mgr, err := ctrl.NewManager(own, ctrl.Options{
 		Scheme: scheme,
 		// Only cluster credentials are read from Secrets: caching every
 		// Secret of the control plane would cost memory for nothing. Push
@@ -356,10 +366,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		// namespace; no other ConfigMap is read through this cache.
 		// No controller reads managedFields, and on bindings (written
 		// by detector, scheduler and executor) they are much of the object.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), NewInformer: newInformer, ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{names.ClusterSecretNamespace: {}}},
 			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{names.SystemNamespace: {}}},
-			// One per template: their repeated strings are shared.
+			// One per template: their repeated strings are shared, and
+			// they decode through pkg/util/wire (newInformerFunc, which
+			// must learn any selector or namespace given here).
 			&workv1alpha2.ResourceBinding{}:        {Transform: bindingTransform},
 			&workv1alpha2.ClusterResourceBinding{}: {Transform: bindingTransform},
 		}},

@@ -194,19 +194,33 @@ func separator(b []byte, i int, closing byte) (next int, closed bool, err error)
 // str returns the index just past the string whose opening quote is b[i].
 func str(b []byte, i int) (int, error) {
 	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '"':
+		for j < len(b) && !inStringStop[b[j]] {
+			j++ // most bytes of a string: nothing to look at
+		}
+		if j == len(b) {
+			break
+		}
+		switch c := b[j]; {
+		case c == '"':
 			return j + 1, nil
-		case '\\':
+		case c == '\\':
 			j++ // the escaped byte cannot end the string
 		default:
-			if b[j] < 0x20 {
-				return j, syntaxError(b, j, "no control character in a string")
-			}
+			return j, syntaxError(b, j, "no control character in a string")
 		}
 	}
 	return len(b), errEnd
 }
+
+// inStringStop marks the bytes str must look at: the closing quote, the
+// escape and the control characters JSON forbids in strings.
+var inStringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func space(b []byte, i int) int {
 	for i < len(b) {
@@ -231,4 +245,22 @@ func syntaxError(b []byte, i int, want string) error {
 		return errEnd
 	}
 	return fmt.Errorf("jsonscan: at offset %d: want %s, found %q", i, want, b[i])
+}
+
+// Cut returns the extent of member m of the object b[objStart:objEnd]
+// together with one of the commas beside it (the one after it, or before
+// it when it is the last), so that the object without b[start:end] is
+// still JSON.
+func Cut(b []byte, objStart, objEnd int, m Member) (start, end int) {
+	if i := space(b, m.End); i < objEnd && b[i] == ',' {
+		return m.KeyStart, i + 1
+	}
+	i := m.KeyStart - 1
+	for i > objStart && isSpace(b[i]) {
+		i--
+	}
+	if b[i] == ',' {
+		return i, m.End
+	}
+	return m.KeyStart, m.End
 }
