@@ -52,6 +52,7 @@ func TestConfigFor(t *testing.T) {
 		host, token, ca string
 		insecure        bool
 		proxy           string
+		uncompressed    bool
 	}
 	cases := map[string]struct {
 		cluster *clusterv1alpha1.Cluster
@@ -73,6 +74,28 @@ func TestConfigFor(t *testing.T) {
 			cluster: makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.ProxyURL = "socks5://proxy:1080" }),
 			secret:  makeSecret("m1", full),
 			want:    want{host: "https://10.0.0.1:6443", token: "tok", ca: "CA", proxy: "socks5://proxy:1080"},
+		},
+		"a member on this host is read uncompressed": {
+			cluster: makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.APIEndpoint = "https://127.0.0.1:6443" }),
+			secret:  makeSecret("m1", full),
+			want:    want{host: "https://127.0.0.1:6443", token: "tok", ca: "CA", uncompressed: true},
+		},
+		"localhost too": {
+			cluster: makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.APIEndpoint = "https://localhost:6443" }),
+			secret:  makeSecret("m1", full),
+			want:    want{host: "https://localhost:6443", token: "tok", ca: "CA", uncompressed: true},
+		},
+		"IPv6 loopback too": {
+			cluster: makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.APIEndpoint = "https://[::1]:6443" }),
+			secret:  makeSecret("m1", full),
+			want:    want{host: "https://[::1]:6443", token: "tok", ca: "CA", uncompressed: true},
+		},
+		"loopback through a proxy is the proxy's": {
+			cluster: makeCluster("m1", func(c *clusterv1alpha1.Cluster) {
+				c.Spec.APIEndpoint, c.Spec.ProxyURL = "https://127.0.0.1:6443", "http://proxy:3128"
+			}),
+			secret: makeSecret("m1", full),
+			want:   want{host: "https://127.0.0.1:6443", token: "tok", ca: "CA", proxy: "http://proxy:3128"},
 		},
 		"no endpoint": {
 			cluster: makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.APIEndpoint = "" }),
@@ -125,7 +148,7 @@ func TestConfigFor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := want{host: cfg.Host, token: cfg.BearerToken, ca: string(cfg.CAData), insecure: cfg.Insecure}
+			got := want{host: cfg.Host, token: cfg.BearerToken, ca: string(cfg.CAData), insecure: cfg.Insecure, uncompressed: cfg.DisableCompression}
 			if cfg.Proxy != nil {
 				u, err := cfg.Proxy(&http.Request{})
 				if err != nil {
