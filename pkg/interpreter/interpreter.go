@@ -24,11 +24,11 @@ import (
 	"fmt"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // RetainReplicasLabel on a template (Karmada's) says member clusters own
@@ -259,7 +259,7 @@ func (i *Interpreter) Dependencies(ctx context.Context, obj *unstructured.Unstru
 			return nil, err
 		}
 		for _, d := range deps {
-			if !slices.ContainsFunc(out, func(o Dependency) bool { return equality.Semantic.DeepEqual(o, d) }) {
+			if !slices.ContainsFunc(out, func(o Dependency) bool { return semantic.Equal(o, d) }) {
 				out = append(out, d)
 			}
 		}

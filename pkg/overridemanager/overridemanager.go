@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,6 +12,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/scheduler/plugins/clusteraffinity"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // Annotations on a member object listing the policies applied to it, in
@@ -193,7 +193,7 @@ func (id identity) changedIn(obj *unstructured.Unstructured) string {
 	}
 	now := identityOf(obj)
 	for i, f := range identityFields {
-		if !equality.Semantic.DeepEqual(id[i], now[i]) {
+		if !semantic.Equal(id[i], now[i]) {
 			return f
 		}
 	}

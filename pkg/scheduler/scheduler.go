@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +39,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // ControllerName is the scheduler's name in the controller-manager's
@@ -305,7 +305,7 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 		if left := r.statusHandoff.Timeout() - r.clock.Since(pending.Since); left > 0 {
 			return result, sooner(a.requeue, left), nil
 		}
-		if !equality.Semantic.DeepEqual(r.kind.Status(base), status) {
+		if !semantic.Equal(r.kind.Status(base), status) {
 			// The executor has not written it in time.
 			handoffsTotal.WithLabelValues("timed-out").Inc()
 		}
@@ -514,7 +514,7 @@ func needsScheduling(k bindingkind.Kind) predicate.Predicate {
 			}
 			oldSpec, newSpec := *k.Spec(e.ObjectOld), *k.Spec(e.ObjectNew)
 			oldSpec.Clusters, newSpec.Clusters = nil, nil
-			return !equality.Semantic.DeepEqual(oldSpec, newSpec)
+			return !semantic.Equal(oldSpec, newSpec)
 		},
 		DeleteFunc: func(event.DeleteEvent) bool { return false },
 	}
@@ -526,9 +526,9 @@ func needsScheduling(k bindingkind.Kind) predicate.Predicate {
 // summaries (summaryChanged) matter only to bindings that divide by
 // available replicas; heartbeat timestamps to none.
 func clusterChanged(o, n *clusterv1alpha1.Cluster) bool {
-	if !equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
-		!equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
-		!equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements) ||
+	if !semantic.Equal(o.Labels, n.Labels) ||
+		!semantic.Equal(o.Spec, n.Spec) ||
+		!semantic.Equal(o.Status.APIEnablements, n.Status.APIEnablements) ||
 		o.DeletionTimestamp.IsZero() != n.DeletionTimestamp.IsZero() {
 		return true
 	}
@@ -545,7 +545,7 @@ func conditionStatuses(c *clusterv1alpha1.Cluster) map[string]metav1.ConditionSt
 
 // summaryChanged reports a change of status.resourceSummary.
 func summaryChanged(o, n *clusterv1alpha1.Cluster) bool {
-	return !equality.Semantic.DeepEqual(o.Status.ResourceSummary, n.Status.ResourceSummary)
+	return !semantic.Equal(o.Status.ResourceSummary, n.Status.ResourceSummary)
 }
 
 // handoff decides how a new result reaches the binding: written to

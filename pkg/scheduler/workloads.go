@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
@@ -19,6 +18,7 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/scheduler/framework"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // cacheWait bounds how long a placement of a workload affinity group waits
@@ -161,7 +161,7 @@ func (r *reconciler) peerHandler() handler.EventHandler {
 			if !ok1 || !ok2 || (o.Spec.WorkloadAffinityGroups == nil && n.Spec.WorkloadAffinityGroups == nil) {
 				return
 			}
-			if sameTargets(o.Spec.Clusters, n.Spec.Clusters) && equality.Semantic.DeepEqual(o.Spec.WorkloadAffinityGroups, n.Spec.WorkloadAffinityGroups) {
+			if sameTargets(o.Spec.Clusters, n.Spec.Clusters) && semantic.Equal(o.Spec.WorkloadAffinityGroups, n.Spec.WorkloadAffinityGroups) {
 				return
 			}
 			enqueue(ctx, q, n, o.Spec.WorkloadAffinityGroups, n.Spec.WorkloadAffinityGroups)

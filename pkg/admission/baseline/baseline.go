@@ -12,7 +12,6 @@ import (
 	"context"
 	"io"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +19,7 @@ import (
 
 	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/baseline"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // PluginName is the admission plugin's name.
@@ -53,7 +53,7 @@ func (p *plugin) Validate(_ context.Context, a admission.Attributes, _ admission
 		return err
 	}
 	if a.GetOperation() == admission.Update {
-		if old, err := decode(a.GetOldObject()); err == nil && old != nil && equality.Semantic.DeepEqual(old.Spec, cb.Spec) {
+		if old, err := decode(a.GetOldObject()); err == nil && old != nil && semantic.Equal(old.Spec, cb.Spec) {
 			return nil
 		}
 	}

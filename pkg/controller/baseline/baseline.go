@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +28,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/baseline"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 	"github.com/atoll-dev/atoll/pkg/util/text"
 )
 
@@ -341,7 +341,7 @@ func (r *reconciler) writeStatus(ctx context.Context, cb *appsv1alpha1.ClusterBa
 	}
 	next.ReadyClusters = fmt.Sprintf("%d/%d", ready, matching)
 	apimeta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: "Ready", Status: status, Reason: reason, Message: msg, ObservedGeneration: cb.Generation})
-	if equality.Semantic.DeepEqual(&cb.Status, next) {
+	if semantic.Equal(&cb.Status, next) {
 		return nil
 	}
 	orig := cb.DeepCopy()

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +21,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // bindingsOf are the bindings the generated policy claims, namespaced and
@@ -178,7 +178,7 @@ func (r *reconciler) writeBinding(ctx context.Context, cb *appsv1alpha1.ClusterB
 	if active {
 		annotations[appsv1alpha1.ReadinessAnnotation] = expression
 	}
-	changed := !equality.Semantic.DeepEqual(spec.Clusters, targets) || m.Labels[appsv1alpha1.BaselineLabel] != cb.Name
+	changed := !semantic.Equal(spec.Clusters, targets) || m.Labels[appsv1alpha1.BaselineLabel] != cb.Name
 	for k, v := range annotations {
 		changed = changed || m.Annotations[k] != v
 	}

@@ -8,12 +8,12 @@ import (
 	"math"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // Each component is claimed through a ClusterPropagationPolicy the
@@ -88,7 +88,7 @@ func (r *reconciler) ensurePolicies(ctx context.Context, cb *appsv1alpha1.Cluste
 				return nil, fmt.Errorf("creating policy %s of baseline %s: %w", want.Name, cb.Name, err)
 			}
 			have[c.Name] = want
-		case !equality.Semantic.DeepEqual(p.Spec, want.Spec) || !equality.Semantic.DeepEqual(p.Annotations[appsv1alpha1.DependsOnAnnotation], want.Annotations[appsv1alpha1.DependsOnAnnotation]):
+		case !semantic.Equal(p.Spec, want.Spec) || !semantic.Equal(p.Annotations[appsv1alpha1.DependsOnAnnotation], want.Annotations[appsv1alpha1.DependsOnAnnotation]):
 			orig := p.DeepCopy()
 			p.Spec = want.Spec
 			p.Annotations[appsv1alpha1.DependsOnAnnotation] = want.Annotations[appsv1alpha1.DependsOnAnnotation]

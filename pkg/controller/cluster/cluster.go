@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +24,7 @@ import (
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // ControllerName names the controller (metrics, logs, events).
@@ -213,7 +213,7 @@ func specChanged() predicate.Predicate {
 		}
 		a, b := oldC.Spec.DeepCopy(), newC.Spec.DeepCopy()
 		a.Taints, b.Taints = nil, nil
-		return !equality.Semantic.DeepEqual(a, b)
+		return !semantic.Equal(a, b)
 	}}
 }
 
@@ -234,7 +234,7 @@ func (r *reconciler) collect(ctx context.Context, member *clustercache.Member, c
 		status.KubernetesVersion = c.version
 	}
 	if c.apis != nil {
-		if !equality.Semantic.DeepEqual(c.apis, status.APIEnablements) && status.APIEnablements != nil {
+		if !semantic.Equal(c.apis, status.APIEnablements) && status.APIEnablements != nil {
 			// The member serves other APIs now: forget the mapper's cache.
 			if m, ok := member.Mapper.(interface{ Reset() }); ok {
 				m.Reset()
@@ -298,7 +298,7 @@ func (r *reconciler) syncTaints(ctx context.Context, cluster *clusterv1alpha1.Cl
 // lastTransitionTime and observedGeneration (the generation they were set
 // at) cause no writes.
 func (r *reconciler) syncStatus(ctx context.Context, cluster *clusterv1alpha1.Cluster, status *clusterv1alpha1.ClusterStatus, was, ready metav1.ConditionStatus) error {
-	if equality.Semantic.DeepEqual(&cluster.Status, status) {
+	if semantic.Equal(&cluster.Status, status) {
 		return nil
 	}
 	orig := cluster.DeepCopy()

@@ -17,7 +17,6 @@ import (
 	"github.com/atoll-dev/atoll/pkg/util/events"
 
 	"github.com/google/uuid"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +43,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // IndexRequiredBy (indexer.RequiredBy) indexes attached ResourceBindings by the names of the
@@ -509,7 +509,7 @@ func (r *reconciler) pruneKept(ctx context.Context, a *workv1alpha2.ResourceBind
 }
 
 func (r *reconciler) patch(ctx context.Context, existing, updated *workv1alpha2.ResourceBinding) (wrote bool, err error) {
-	if equality.Semantic.DeepEqual(existing.Spec, updated.Spec) {
+	if semantic.Equal(existing.Spec, updated.Spec) {
 		return false, nil
 	}
 	p := client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})

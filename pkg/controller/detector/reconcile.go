@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,6 +22,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/tenancy"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // fieldManager of the detector's writes.
@@ -368,7 +368,7 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 	updated := existing.DeepCopyObject().(client.Object)
 	meta, spec := bindingParts(updated)
 	renderBinding(meta, spec, in, d.newID)
-	if equality.Semantic.DeepEqual(existing, updated) {
+	if semantic.Equal(existing, updated) {
 		return d.recordInterpretation(ctx, updated, interpretErr)
 	}
 	patch := client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})
@@ -442,7 +442,7 @@ func (d *Detector) releaseBinding(ctx context.Context, b client.Object) error {
 		}
 		meta.Annotations[workv1alpha2.ReleasedAnnotation] = d.clock.Now().UTC().Format(time.RFC3339)
 	}
-	if equality.Semantic.DeepEqual(b, updated) {
+	if semantic.Equal(b, updated) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(b, client.MergeFromWithOptimisticLock{})

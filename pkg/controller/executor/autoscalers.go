@@ -4,7 +4,6 @@ import (
 	"context"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
@@ -19,6 +18,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // autoscalerBounds are the per-cluster minReplicas/maxReplicas of an HPA
@@ -80,7 +80,7 @@ func (r *reconciler) workloadHandler() handler.EventHandler {
 			if !ok1 || !ok2 {
 				return
 			}
-			if !equality.Semantic.DeepEqual(o.Spec.Clusters, n.Spec.Clusters) ||
+			if !semantic.Equal(o.Spec.Clusters, n.Spec.Clusters) ||
 				o.Annotations[rebalance.HPALimitsAnnotation] != n.Annotations[rebalance.HPALimitsAnnotation] {
 				enqueue(ctx, q, n)
 			}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +20,7 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // holdBack reports how long a change of the binding status from old to
@@ -138,7 +138,7 @@ func sameStatusValue(have, want any) bool {
 	if have == nil {
 		have = int64(0)
 	}
-	return equality.Semantic.DeepEqual(normalizeNumber(have), normalizeNumber(want))
+	return semantic.Equal(normalizeNumber(have), normalizeNumber(want))
 }
 
 func normalizeNumber(v any) any {

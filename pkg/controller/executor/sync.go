@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +28,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/util/events"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 	"github.com/atoll-dev/atoll/pkg/util/text"
 )
 
@@ -206,7 +206,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	allApplied, allCurrent, reflected := sum.allApplied, sum.allCurrent, sum.aggregate
 
 	result := reconcile.Result{RequeueAfter: retry}
-	if !equality.Semantic.DeepEqual(status, newStatus) {
+	if !semantic.Equal(status, newStatus) {
 		if wait := r.holdBack(key, status, newStatus); wait > 0 && !handed {
 			// Inside the coalescing window: the binding's status and the
 			// template's aggregate wait for its end together.
@@ -237,7 +237,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 	// (a ClusterIP Service), when the binding's status changes with every
 	// cluster current — never on an unchanged resync, so restarts stay
 	// silent.
-	complete := allCurrent && allApplied && !suspended && !equality.Semantic.DeepEqual(status.AggregatedStatus, newStatus.AggregatedStatus)
+	complete := allCurrent && allApplied && !suspended && !semantic.Equal(status.AggregatedStatus, newStatus.AggregatedStatus)
 	if aggErr == nil && (aggregated || complete) {
 		events.OnBindingAndTemplate(r.recorder, b, spec, false, events.AggregateStatusSucceed, "AggregateStatus",
 			"Update resource with AggregatedStatus successfully.")
@@ -249,7 +249,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		events.OnBindingAndTemplate(r.recorder, b, spec, false, events.SyncWorkSucceed, "Sync",
 			"Sync work of %s(%s) successful: applied to %d cluster(s).", r.kind.Kind.Kind(), key, wrote)
 	}
-	if !equality.Semantic.DeepEqual(status, newStatus) {
+	if !semantic.Equal(status, newStatus) {
 		wait, err := r.writeStatus(ctx, b, newStatus)
 		if err != nil {
 			errs = append(errs, err)

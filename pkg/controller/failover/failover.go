@@ -10,7 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +35,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // ControllerName names the controller in --controllers.
@@ -444,7 +444,7 @@ func (r *reconciler) setBlocked(ctx context.Context, obj client.Object, cond *me
 		cond.ObservedGeneration = obj.GetGeneration()
 		meta.SetStatusCondition(&status.Conditions, *cond)
 	}
-	if equality.Semantic.DeepEqual(r.kind.Status(base), status) {
+	if semantic.Equal(r.kind.Status(base), status) {
 		return nil
 	}
 	retry, err := bindingkind.WriteStatus(ctx, r.client, base, status)
@@ -504,7 +504,7 @@ func (r *reconciler) clusterHandler() handler.EventHandler {
 			if !ok1 || !ok2 {
 				return
 			}
-			if equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints) &&
+			if semantic.Equal(o.Spec.Taints, n.Spec.Taints) &&
 				meta.IsStatusConditionTrue(o.Status.Conditions, clusterv1alpha1.ClusterConditionReady) ==
 					meta.IsStatusConditionTrue(n.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
 				return

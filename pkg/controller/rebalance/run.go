@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -17,6 +16,7 @@ import (
 	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // Condition reasons.
@@ -760,7 +760,7 @@ func (ru *run) recordWindows(ctx context.Context, prev, next rebalance.Distribut
 // writeStatus fills the observed part and writes the status if it changed.
 func (ru *run) writeStatus(ctx context.Context) error {
 	ru.observedStatus()
-	if equality.Semantic.DeepEqual(&ru.rb.Status, ru.st) {
+	if semantic.Equal(&ru.rb.Status, ru.st) {
 		return nil
 	}
 	key := client.ObjectKeyFromObject(ru.rb)

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,6 +12,7 @@ import (
 
 	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // defaultStepTime is the ETA's guess of a step's length before any step
@@ -172,7 +172,7 @@ func decisive(old, cur *appsv1alpha1.RebalanceStatus, pending *bindingWrite) boo
 		}
 		return c
 	}
-	return !equality.Semantic.DeepEqual(strip(old), strip(cur))
+	return !semantic.Equal(strip(old), strip(cur))
 }
 
 // targetsSeen remembers when this controller first saw each Rebalance's

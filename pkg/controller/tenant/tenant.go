@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -19,6 +18,7 @@ import (
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/tenancy"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // ControllerName is the controller's name in --controllers.
@@ -90,7 +90,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 	}
 	st := tenancy.NewSet(tenants.Items).Status(&t, in, t.Status, metav1.NewTime(r.clock.Now()))
-	if apiequality.Semantic.DeepEqual(st, t.Status) {
+	if semantic.Equal(st, t.Status) {
 		return ctrl.Result{}, nil
 	}
 	base := t.DeepCopy()

@@ -4,12 +4,12 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // Handoff carries the scheduler's part of a binding status to the
@@ -132,8 +132,8 @@ func (h *Handoff) Len() int {
 // Same reports whether s and o are the same part, whenever handed over.
 func (s Scheduled) Same(o Scheduled) bool {
 	return s.Generation == o.Generation && s.AffinityName == o.AffinityName &&
-		equality.Semantic.DeepEqual(s.LastScheduledTime, o.LastScheduledTime) &&
-		equality.Semantic.DeepEqual(s.Condition, o.Condition)
+		semantic.Equal(s.LastScheduledTime, o.LastScheduledTime) &&
+		semantic.Equal(s.Condition, o.Condition)
 }
 
 // ApplyTo sets the scheduler's fields of status to s.

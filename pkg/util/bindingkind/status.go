@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/names"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
 // ConflictRetry is how soon a controller whose status write lost a race
@@ -26,7 +26,7 @@ const ConflictRetry = 100 * time.Millisecond
 // status is unchanged. A lost race is not an error: retry says when to
 // re-read and try again. On success b holds the written object.
 func WriteStatus(ctx context.Context, c client.Client, b client.Object, status *workv1alpha2.ResourceBindingStatus) (retry time.Duration, err error) {
-	if equality.Semantic.DeepEqual(Status(b), status) {
+	if semantic.Equal(Status(b), status) {
 		return 0, nil
 	}
 	base := b.DeepCopyObject().(client.Object)
