@@ -200,10 +200,10 @@ func str(b []byte, i int) (int, error) {
 		if j == len(b) {
 			break
 		}
-		switch c := b[j]; {
-		case c == '"':
+		switch b[j] {
+		case '"':
 			return j + 1, nil
-		case c == '\\':
+		case '\\':
 			j++ // the escaped byte cannot end the string
 		default:
 			return j, syntaxError(b, j, "no control character in a string")
