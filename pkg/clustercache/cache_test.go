@@ -260,3 +260,55 @@ func key(name string) types.NamespacedName { return types.NamespacedName{Name: n
 func keyNS(ns, name string) types.NamespacedName {
 	return types.NamespacedName{Namespace: ns, Name: name}
 }
+
+// TestMemberTracksChanges: once changes are tracked, Member reads the
+// Cluster and Secret again only after a change was reported, and then
+// rebuilds the member as before.
+func TestMemberTracksChanges(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).
+		WithObjects(makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.InsecureSkipTLSVerification = true }),
+			makeSecret("m1", map[string]string{"token": "tok"})).Build()
+	cc := New(c, Options{})
+	cc.tracking.Store(true) // as TrackChanges leaves it
+	stop, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = cc.Start(stop); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	m1, err := cc.Member(ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, keyNS("karmada-cluster", "m1"), secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data["token"] = []byte("rotated")
+	if err := c.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := cc.Member(ctx, "m1"); err != nil || again != m1 {
+		t.Fatalf("no change reported yet: got a new member (%v)", err)
+	}
+	cc.Changed()
+	m2, err := cc.Member(ctx, "m1")
+	if err != nil || m2 == m1 || !m1.Closed() || m2.Config.BearerToken != "rotated" {
+		t.Fatalf("after the change: err=%v new=%t old closed=%t token=%q", err, m2 != m1, m1.Closed(), m2.Config.BearerToken)
+	}
+	if again, _ := cc.Member(ctx, "m1"); again != m2 {
+		t.Fatal("rebuilt member not reused")
+	}
+
+	cl := &clusterv1alpha1.Cluster{}
+	if err := c.Get(ctx, key("m1"), cl); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	cc.Changed()
+	if _, err := cc.Member(ctx, "m1"); err == nil || !m2.Closed() {
+		t.Fatalf("deleted cluster: err=%v, member closed=%t", err, m2.Closed())
+	}
+}

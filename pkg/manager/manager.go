@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -27,6 +28,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -54,6 +56,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
+	"github.com/atoll-dev/atoll/pkg/util/restmapping"
 	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
 	"github.com/atoll-dev/atoll/pkg/util/templatecache"
 )
@@ -344,6 +347,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}
 	mgr, err := ctrl.NewManager(own, ctrl.Options{
 		Scheme: scheme,
+		MapperProvider: func(c *rest.Config, hc *http.Client) (meta.RESTMapper, error) {
+			m, err := apiutil.NewDynamicRESTMapper(c, hc)
+			if err != nil {
+				return nil, err
+			}
+			return restmapping.Memoize(m), nil
+		},
 		// Only cluster credentials are read from Secrets: caching every
 		// Secret of the control plane would cost memory for nothing. Push
 		// clusters keep their credentials in karmada-cluster, as in Karmada.
@@ -384,6 +394,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		return nil, err
 	}
 	cc := clustercache.New(mgr.GetClient(), clustercache.Options{})
+	if err := cc.TrackChanges(ctx, mgr.GetCache()); err != nil {
+		return nil, err
+	}
 	if err := mgr.Add(cc); err != nil {
 		return nil, err
 	}
