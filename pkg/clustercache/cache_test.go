@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
@@ -179,14 +180,7 @@ func newScheme(t *testing.T) *runtime.Scheme {
 // settings or the Secret change; a deleted Cluster is removed.
 func TestMemberRebuild(t *testing.T) {
 	ctx := context.Background()
-	c := fake.NewClientBuilder().WithScheme(newScheme(t)).
-		WithObjects(makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.InsecureSkipTLSVerification = true }),
-			makeSecret("m1", map[string]string{"token": "tok"})).Build()
-	cc := New(c, Options{})
-	stop, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = cc.Start(stop); close(done) }()
-	defer func() { cancel(); <-done }()
+	c, cc := startCache(t)
 
 	m1, err := cc.Member(ctx, "m1")
 	if err != nil {
@@ -255,6 +249,21 @@ func TestMemberRebuild(t *testing.T) {
 	}
 }
 
+// startCache runs a Cache over a fake client holding cluster m1 (insecure)
+// and its Secret, until the test ends.
+func startCache(t *testing.T) (client.Client, *Cache) {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).
+		WithObjects(makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.InsecureSkipTLSVerification = true }),
+			makeSecret("m1", map[string]string{"token": "tok"})).Build()
+	cc := New(c, Options{})
+	stop, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = cc.Start(stop); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return c, cc
+}
+
 func key(name string) types.NamespacedName { return types.NamespacedName{Name: name} }
 
 func keyNS(ns, name string) types.NamespacedName {
@@ -266,15 +275,8 @@ func keyNS(ns, name string) types.NamespacedName {
 // rebuilds the member as before.
 func TestMemberTracksChanges(t *testing.T) {
 	ctx := context.Background()
-	c := fake.NewClientBuilder().WithScheme(newScheme(t)).
-		WithObjects(makeCluster("m1", func(c *clusterv1alpha1.Cluster) { c.Spec.InsecureSkipTLSVerification = true }),
-			makeSecret("m1", map[string]string{"token": "tok"})).Build()
-	cc := New(c, Options{})
+	c, cc := startCache(t)
 	cc.tracking.Store(true) // as TrackChanges leaves it
-	stop, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = cc.Start(stop); close(done) }()
-	defer func() { cancel(); <-done }()
 
 	m1, err := cc.Member(ctx, "m1")
 	if err != nil {
