@@ -167,9 +167,9 @@ func (c *Cache) Member(ctx context.Context, cluster string) (*Member, error) {
 }
 
 // TrackChanges lets Member skip reading the Cluster and its Secret while
-// none of either kind has changed since it last read them: informers
-// hands Member the same Clusters and Secrets it reads, and their handlers
-// count every change. Member is called for every binding and cluster
+// none of either kind has changed since it last read them. informers must
+// be the cache Member reads them from; handlers on its Cluster and Secret
+// informers count every change. Member is called for every binding and cluster
 // (200,000 times in a 100,000-template restart), and the Secret's read
 // through the namespace-restricted cache was a tenth of the executor's
 // CPU there. A change is seen as soon as the informer has delivered it,
