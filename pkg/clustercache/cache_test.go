@@ -210,14 +210,7 @@ func TestMemberRebuild(t *testing.T) {
 		t.Fatal("a label change rebuilt the member")
 	}
 
-	secret := &corev1.Secret{}
-	if err := c.Get(ctx, keyNS("karmada-cluster", "m1"), secret); err != nil {
-		t.Fatal(err)
-	}
-	secret.Data["token"] = []byte("rotated")
-	if err := c.Update(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	rotateToken(t, c)
 	m2, err := cc.Member(ctx, "m1")
 	if err != nil {
 		t.Fatal(err)
@@ -264,6 +257,20 @@ func startCache(t *testing.T) (client.Client, *Cache) {
 	return c, cc
 }
 
+// rotateToken sets m1's token to "rotated".
+func rotateToken(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, keyNS("karmada-cluster", "m1"), secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data["token"] = []byte("rotated")
+	if err := c.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func key(name string) types.NamespacedName { return types.NamespacedName{Name: name} }
 
 func keyNS(ns, name string) types.NamespacedName {
@@ -282,14 +289,7 @@ func TestMemberTracksChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret := &corev1.Secret{}
-	if err := c.Get(ctx, keyNS("karmada-cluster", "m1"), secret); err != nil {
-		t.Fatal(err)
-	}
-	secret.Data["token"] = []byte("rotated")
-	if err := c.Update(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	rotateToken(t, c)
 	if again, err := cc.Member(ctx, "m1"); err != nil || again != m1 {
 		t.Fatalf("no change reported yet: got a new member (%v)", err)
 	}

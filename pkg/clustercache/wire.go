@@ -1,7 +1,6 @@
 package clustercache
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,17 +40,17 @@ func decodeObject(raw []byte) (*Object, error) {
 // apiVersion and kind (a list's item): it gets those of typ, in its
 // metadata and in its JSON.
 func decodeTypedObject(raw []byte, typ metav1.TypeMeta) (*Object, error) {
-	raw = raw[skipSpace(raw, 0):] // so that raw[0] is '{' below
+	raw = raw[jsonscan.Space(raw, 0):] // so that raw[0] is '{' below
 	o := &Object{}
 	metaStart := -1
 	_, err := jsonscan.Object(raw, 0, func(m jsonscan.Member) error {
 		var err error
 		switch {
 		case m.KeyIs("apiVersion"):
-			o.APIVersion, err = jsonString(raw[m.Start:m.End])
+			o.APIVersion, err = jsonscan.String(raw[m.Start:m.End])
 			o.APIVersion = intern.Default.String(o.APIVersion)
 		case m.KeyIs("kind"):
-			o.Kind, err = jsonString(raw[m.Start:m.End])
+			o.Kind, err = jsonscan.String(raw[m.Start:m.End])
 			o.Kind = intern.Default.String(o.Kind)
 		case m.KeyIs("metadata"):
 			metaStart = m.Start
@@ -94,16 +93,16 @@ func (o *Object) decodeMetadata(raw []byte, start int) (cutStart, cutEnd int, er
 		var err error
 		switch {
 		case m.KeyIs("name"):
-			o.Name, err = jsonString(value)
+			o.Name, err = jsonscan.String(value)
 		case m.KeyIs("namespace"):
-			o.Namespace, err = jsonString(value)
+			o.Namespace, err = jsonscan.String(value)
 			o.Namespace = intern.Default.String(o.Namespace)
 		case m.KeyIs("uid"):
 			var uid string
-			uid, err = jsonString(value)
+			uid, err = jsonscan.String(value)
 			o.UID = types.UID(uid)
 		case m.KeyIs("resourceVersion"):
-			o.ResourceVersion, err = jsonString(value)
+			o.ResourceVersion, err = jsonscan.String(value)
 		case m.KeyIs("generation"):
 			if string(value) != "null" {
 				o.Generation, err = strconv.ParseInt(string(value), 10, 64)
@@ -145,7 +144,7 @@ func (o *Object) keepAnnotations(a []byte) error {
 		}
 		for i, k := range OwnerAnnotations {
 			if m.KeyIs(k) {
-				v, err := jsonString(a[m.Start:m.End])
+				v, err := jsonscan.String(a[m.Start:m.End])
 				if k == OwnerAnnotations[0] {
 					v = intern.Default.String(v)
 				}
@@ -154,7 +153,7 @@ func (o *Object) keepAnnotations(a []byte) error {
 			}
 		}
 		if m.KeyIs(metav1.InitialEventsAnnotationKey) {
-			v, err := jsonString(a[m.Start:m.End])
+			v, err := jsonscan.String(a[m.Start:m.End])
 			o.initialEventsEnd = v == "true"
 			return err
 		}
@@ -230,9 +229,9 @@ func decodeList(raw []byte, kind string) (*ObjectList, error) {
 		var err error
 		switch {
 		case m.KeyIs("apiVersion"):
-			l.APIVersion, err = jsonString(value)
+			l.APIVersion, err = jsonscan.String(value)
 		case m.KeyIs("kind"):
-			l.Kind, err = jsonString(value)
+			l.Kind, err = jsonscan.String(value)
 		case m.KeyIs("metadata"):
 			err = json.Unmarshal(value, &l.ListMeta)
 		case m.KeyIs("items"):
@@ -263,28 +262,6 @@ func decodeList(raw []byte, kind string) (*ObjectList, error) {
 	}
 	return l, nil
 }
-
-// jsonString decodes a JSON string (null is ""); the result does not
-// share memory with b.
-func jsonString(b []byte) (string, error) {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 {
-		return string(b[1 : len(b)-1]), nil // jsonscan has checked for control characters
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return "", err
-	}
-	return s, nil
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // wireSerializer is the member informers' client codec: JSON only, read
 // only. Single objects decode to *Object (a *metav1.Status when the member
@@ -342,9 +319,9 @@ func isStatus(data []byte) bool {
 	_, _ = jsonscan.Object(data, 0, func(m jsonscan.Member) error {
 		switch {
 		case m.KeyIs("kind"):
-			kind, _ = jsonString(data[m.Start:m.End])
+			kind, _ = jsonscan.String(data[m.Start:m.End])
 		case m.KeyIs("apiVersion"):
-			apiVersion, _ = jsonString(data[m.Start:m.End])
+			apiVersion, _ = jsonscan.String(data[m.Start:m.End])
 		}
 		return nil
 	})

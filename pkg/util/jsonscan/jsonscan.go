@@ -264,3 +264,21 @@ func Cut(b []byte, objStart, objEnd int, m Member) (start, end int) {
 	}
 	return m.KeyStart, m.End
 }
+
+// Space returns the index of the first byte at or after b[i] that is not
+// JSON whitespace.
+func Space(b []byte, i int) int { return space(b, i) }
+
+// String decodes the JSON string b (null is ""); the result does not share
+// memory with b. A string without escapes is copied as it is: a value
+// Object or Array handed out has been checked for control characters.
+func String(b []byte) (string, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 {
+		return string(b[1 : len(b)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}

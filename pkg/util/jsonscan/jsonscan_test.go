@@ -137,3 +137,14 @@ func TestKeyIs(t *testing.T) {
 		})
 	}
 }
+
+func TestString(t *testing.T) {
+	for in, want := range map[string]string{`"plain"`: "plain", `"caf\u00e9"`: "café", `"a\"b"`: `a"b`, `null`: ""} {
+		if got, err := String([]byte(in)); err != nil || got != want {
+			t.Errorf("String(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := String([]byte(`12`)); err == nil {
+		t.Error("a number decoded as a string")
+	}
+}

@@ -18,7 +18,6 @@ package wire
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -89,9 +88,7 @@ func eventType(b []byte) (string, error) {
 			return string(t), nil
 		}
 	}
-	var s string
-	err := json.Unmarshal(b, &s)
-	return s, err
+	return jsonscan.String(b)
 }
 
 // TypedSerializer is a read-only JSON NegotiatedSerializer for the typed
@@ -232,14 +229,13 @@ type document struct {
 func scanDocument(data []byte) (document, error) {
 	var doc document
 	var items []jsonscan.Member
-	start := skipSpace(data)
-	_, err := jsonscan.Object(data, start, func(m jsonscan.Member) error {
+	_, err := jsonscan.Object(data, 0, func(m jsonscan.Member) error {
 		var err error
 		switch {
 		case m.KeyIs("apiVersion"):
-			doc.apiVersion, err = str(data[m.Start:m.End])
+			doc.apiVersion, err = jsonscan.String(data[m.Start:m.End])
 		case m.KeyIs("kind"):
-			doc.kind, err = str(data[m.Start:m.End])
+			doc.kind, err = jsonscan.String(data[m.Start:m.End])
 		case m.KeyIs("metadata"):
 			err = doc.cutManagedFields(data, m.Start)
 		case m.KeyIs("items"):
@@ -312,33 +308,6 @@ func mergeCuts(a, b [][2]int) [][2]int {
 		}
 	}
 	return append(append(out, a...), b...)
-}
-
-// str decodes a JSON string; null is "".
-func str(b []byte) (string, error) {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && !hasEscape(b) {
-		return string(b[1 : len(b)-1]), nil
-	}
-	var s string
-	err := json.Unmarshal(b, &s)
-	return s, err
-}
-
-func hasEscape(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
-}
-
-func skipSpace(b []byte) int {
-	i := 0
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // NewTypedClient returns a REST client for gv's resources on cfg's API
