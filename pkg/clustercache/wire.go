@@ -188,7 +188,7 @@ func (l *ObjectList) DeepCopyObject() runtime.Object {
 func NewWireClient(cfg *rest.Config) (rest.Interface, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.ContentType, cfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
-	cfg.NegotiatedSerializer = wireSerializer{}
+	cfg.NegotiatedSerializer = wireSerializer
 	return rest.UnversionedRESTClientFor(cfg)
 }
 
@@ -267,28 +267,7 @@ func decodeList(raw []byte, kind string) (*ObjectList, error) {
 // only. Single objects decode to *Object (a *metav1.Status when the member
 // answers with one, as for errors and watch ERROR events) and watch events
 // to metav1.WatchEvent with the object left as bytes for it.
-type wireSerializer struct{}
-
-var _ runtime.NegotiatedSerializer = wireSerializer{}
-
-func (wireSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
-	return []runtime.SerializerInfo{{
-		MediaType:        runtime.ContentTypeJSON,
-		MediaTypeType:    "application",
-		MediaTypeSubType: "json",
-		EncodesAsText:    true,
-		Serializer:       objectCodec{},
-		StreamSerializer: wire.WatchEvents(),
-	}}
-}
-
-func (wireSerializer) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
-	return e
-}
-
-func (wireSerializer) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
-	return d
-}
+var wireSerializer = wire.Serializer{Objects: objectCodec{}}
 
 type objectCodec struct{}
 

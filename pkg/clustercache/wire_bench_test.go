@@ -76,7 +76,7 @@ func BenchmarkWatchDecode(b *testing.B) {
 	})
 	b.Run("wire", func(b *testing.B) {
 		cfg := &rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
-			ContentType: runtime.ContentTypeJSON, AcceptContentTypes: runtime.ContentTypeJSON, NegotiatedSerializer: wireSerializer{}}}
+			ContentType: runtime.ContentTypeJSON, AcceptContentTypes: runtime.ContentTypeJSON, NegotiatedSerializer: wireSerializer}}
 		client, err := rest.UnversionedRESTClientFor(cfg)
 		if err != nil {
 			b.Fatal(err)

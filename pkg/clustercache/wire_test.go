@@ -260,7 +260,7 @@ func TestListWatchRequests(t *testing.T) {
 	}))
 	defer srv.Close()
 	cfg := &rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
-		ContentType: runtime.ContentTypeJSON, AcceptContentTypes: runtime.ContentTypeJSON, NegotiatedSerializer: wireSerializer{}}}
+		ContentType: runtime.ContentTypeJSON, AcceptContentTypes: runtime.ContentTypeJSON, NegotiatedSerializer: wireSerializer}}
 	client, err := rest.UnversionedRESTClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -91,40 +91,42 @@ func eventType(b []byte) (string, error) {
 	return jsonscan.String(b)
 }
 
-// TypedSerializer is a read-only JSON NegotiatedSerializer for the typed
-// objects of a scheme: objects and lists decode in one pass to the
-// scheme's types, less managedFields; a metav1.Status (an error, a watch
-// ERROR event) decodes to *metav1.Status. As client-go's decoders without
-// conversion do, decoded objects carry no apiVersion and kind: the
-// controller-runtime cache sets them on what it hands out.
-type TypedSerializer struct {
-	decoder *typedDecoder
+// Serializer is a read-only JSON NegotiatedSerializer: responses decode
+// with Objects, watch events with WatchEventDecoder (framed by
+// jsonscan.Framer) and then their object with Objects.
+type Serializer struct {
+	Objects runtime.Serializer
 }
 
-// NewTypedSerializer returns the TypedSerializer of scheme.
-func NewTypedSerializer(scheme *runtime.Scheme) TypedSerializer {
-	return TypedSerializer{decoder: &typedDecoder{scheme: scheme}}
+// NewTypedSerializer returns the Serializer for the typed objects of
+// scheme: objects and lists decode in one pass to the scheme's types, less
+// managedFields; a metav1.Status (an error, a watch ERROR event) decodes to
+// *metav1.Status. As client-go's decoders without conversion do, decoded
+// objects carry no apiVersion and kind: the controller-runtime cache sets
+// them on what it hands out.
+func NewTypedSerializer(scheme *runtime.Scheme) Serializer {
+	return Serializer{Objects: &typedDecoder{scheme: scheme}}
 }
 
 // SupportedMediaTypes implements runtime.NegotiatedSerializer.
-func (s TypedSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
+func (s Serializer) SupportedMediaTypes() []runtime.SerializerInfo {
 	return []runtime.SerializerInfo{{
 		MediaType:        runtime.ContentTypeJSON,
 		MediaTypeType:    "application",
 		MediaTypeSubType: "json",
 		EncodesAsText:    true,
-		Serializer:       s.decoder,
+		Serializer:       s.Objects,
 		StreamSerializer: WatchEvents(),
 	}}
 }
 
 // EncoderForVersion implements runtime.NegotiatedSerializer.
-func (TypedSerializer) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
+func (Serializer) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
 	return e
 }
 
 // DecoderToVersion implements runtime.NegotiatedSerializer.
-func (TypedSerializer) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
+func (Serializer) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
 	return d
 }
 
@@ -312,7 +314,7 @@ func mergeCuts(a, b [][2]int) [][2]int {
 
 // NewTypedClient returns a REST client for gv's resources on cfg's API
 // server, over httpClient, whose responses decode with scheme's
-// TypedSerializer. cfg is not changed.
+// typed Serializer (NewTypedSerializer). cfg is not changed.
 func NewTypedClient(cfg *rest.Config, httpClient *http.Client, gv schema.GroupVersion, scheme *runtime.Scheme) (*rest.RESTClient, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.GroupVersion = &gv

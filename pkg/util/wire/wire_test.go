@@ -193,7 +193,7 @@ func TestErrorsDecodeAsClientGo(t *testing.T) {
 }
 
 func TestBadDocumentsAreRefused(t *testing.T) {
-	d := NewTypedSerializer(testScheme(t)).decoder
+	d := NewTypedSerializer(testScheme(t)).Objects
 	for _, tc := range []struct{ name, doc, want string }{
 		{"not an object", `[1]`, "want '{'"},
 		{"cut short", `{"apiVersion":"work.karmada.io/v1alpha2","kind":"ResourceBinding","metadata":{"managedFields":[]`, "unexpected end"},
@@ -216,7 +216,7 @@ func TestBadDocumentsAreRefused(t *testing.T) {
 }
 
 func TestDecodeIntoResetsTarget(t *testing.T) {
-	d := NewTypedSerializer(testScheme(t)).decoder
+	d := NewTypedSerializer(testScheme(t)).Objects
 	into := &workv1alpha2.ResourceBinding{Spec: workv1alpha2.ResourceBindingSpec{Replicas: 9, SchedulerName: "old"}}
 	obj, _, err := d.Decode(fixtures(t)[1], nil, into)
 	if err != nil {
