@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	eventsclient "k8s.io/client-go/kubernetes/typed/events/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
@@ -52,6 +53,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/interpreter/script"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/shard"
+	"github.com/atoll-dev/atoll/pkg/templatemeta"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/names"
@@ -158,11 +160,11 @@ type Controller struct {
 // to members share one cluster cache.
 // Per-template controllers get shards: they work only on the shards this
 // process holds (all of them when shards is nil).
-func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpreter, shards *shard.Owner) []Controller {
+func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpreter, shards *shard.Owner, templates *templatemeta.Informers) []Controller {
 	// One bucket paces failover's evictions and the scheduler's returns.
 	limiter := eviction.NewLimiter(opts.Failover.EvictionRate, opts.Failover.EvictionBurst)
 	// The detector reads a template once; the executor renders from that.
-	templates := templatecache.New()
+	full := templatecache.New()
 	// Bindings are created with the executor's finalizer when it runs, so
 	// that it needs no write to add it.
 	var finalizer string
@@ -185,7 +187,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 			})
 		}},
 		{Name: "detector", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: templates, BindingFinalizer: finalizer, Shards: shards,
+			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: full, TemplateInformers: templates, BindingFinalizer: finalizer, Shards: shards,
 				NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers), LeaderElection: opts.LeaderElect})
 		}},
 		// Karmada's namespace sync controller, by its Karmada name so that
@@ -206,11 +208,11 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		}},
 		{Name: "executor", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, StatusInterval: opts.BindingStatusWindow,
-				Interpreter: interp, Templates: templates, Shards: shards, NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers),
+				Interpreter: interp, Templates: full, Shards: shards, NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers),
 				Handoff: handoff})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp, BindingFinalizer: finalizer, Shards: shards})
+			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp, BindingFinalizer: finalizer, Shards: shards, TemplateInformers: templates})
 		}},
 		{Name: "hpa-marker", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return hpamarker.Setup(ctx, mgr, hpamarker.Options{Shards: shards})
@@ -237,7 +239,7 @@ const NamespaceSync = "namespace"
 // ControllerNames lists the registered controllers.
 func ControllerNames() []string {
 	var names []string
-	for _, c := range registry(Options{}, nil, nil, nil) {
+	for _, c := range registry(Options{}, nil, nil, nil, nil) {
 		names = append(names, c.Name)
 	}
 	return names
@@ -412,7 +414,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 			return nil, err
 		}
 	}
-	for _, c := range registry(opts, cc, interp, shards) {
+	// The detector and the dependencies distributor share the template
+	// metadata informers: one list and one copy of every ConfigMap,
+	// Secret, ServiceAccount and PVC instead of two.
+	md, err := metadata.NewForConfig(requestmetrics.Config(base, "template-informers"))
+	if err != nil {
+		return nil, fmt.Errorf("metadata client: %w", err)
+	}
+	templates := templatemeta.New(md, detector.InformerOptions())
+	for _, c := range registry(opts, cc, interp, shards, templates) {
 		if !Enabled(c.Name, opts.Controllers) || c.Setup == nil {
 			continue
 		}

@@ -23,24 +23,26 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/shard"
+	"github.com/atoll-dev/atoll/pkg/templatemeta"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/semantic"
@@ -70,6 +72,10 @@ type Options struct {
 	// attached binding that workloads of several shards require is written
 	// by each of their processes, with optimistic concurrency.
 	Shards *shard.Owner
+	// TemplateInformers are the control plane's shared metadata informers
+	// (the detector's, which already watch the dependency kinds; nil: the
+	// controller's own).
+	TemplateInformers *templatemeta.Informers
 }
 
 // Dependency is one object a workload needs (Karmada's
@@ -78,6 +84,15 @@ type Dependency = interpreter.Dependency
 
 // dependencyKinds are the watched dependency kinds (all core/v1).
 var dependencyKinds = []string{interpreter.KindConfigMap, interpreter.KindSecret, interpreter.KindServiceAccount, interpreter.KindPersistentVolumeClaim}
+
+// dependencyResources are the resources of dependencyKinds, watched for
+// dependencies created, changed or deleted after their workload.
+var dependencyResources = map[string]schema.GroupVersionResource{
+	interpreter.KindConfigMap:             corev1.SchemeGroupVersion.WithResource("configmaps"),
+	interpreter.KindSecret:                corev1.SchemeGroupVersion.WithResource("secrets"),
+	interpreter.KindServiceAccount:        corev1.SchemeGroupVersion.WithResource("serviceaccounts"),
+	interpreter.KindPersistentVolumeClaim: corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"),
+}
 
 type depKey struct {
 	Namespace, APIVersion, Kind, Name string
@@ -91,8 +106,13 @@ type parsed struct {
 }
 
 type reconciler struct {
-	client  client.Client // bindings, from the manager's cache
-	objects client.Reader // dependency metadata, from the controller's cache
+	client client.Client // bindings, from the manager's cache
+	// objects are the metadata informers dependencies are read from;
+	// held are those the reconciler acquired, kept until the manager
+	// stops.
+	objects *templatemeta.Informers
+	heldMu  sync.Mutex
+	held    map[schema.GroupVersionResource]heldInformer
 	dynamic dynamic.Interface
 	mapper  meta.RESTMapper
 	newID   func() string
@@ -121,18 +141,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("dependencies: dynamic client: %w", err)
 	}
-	objects, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		DefaultTransform: cache.TransformStripManagedFields(),
-	})
-	if err != nil {
-		return fmt.Errorf("dependencies: cache: %w", err)
-	}
-	if err := mgr.Add(objects); err != nil {
-		return err
+	objects := opts.TemplateInformers
+	if objects == nil {
+		md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+		if err != nil {
+			return fmt.Errorf("dependencies: metadata client: %w", err)
+		}
+		objects = templatemeta.New(md, templatemeta.Options{})
 	}
 	r := &reconciler{
-		client: mgr.GetClient(), objects: objects, dynamic: dyn, mapper: mgr.GetRESTMapper(), newID: uuid.NewString,
+		client: mgr.GetClient(), objects: objects, held: map[schema.GroupVersionResource]heldInformer{}, dynamic: dyn, mapper: mgr.GetRESTMapper(), newID: uuid.NewString,
 		interp: opts.Interpreter, finalizer: opts.BindingFinalizer, recorder: mgr.GetEventRecorder("atoll-dependencies"),
 		parsed: map[types.NamespacedName]parsed{}, wanted: map[depKey]map[types.NamespacedName]bool{},
 	}
@@ -144,16 +162,53 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} })).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection()})
 	for _, kind := range dependencyKinds {
-		obj := metadataOf(kind)
-		b = b.WatchesRawSource(source.Kind(objects, obj, handler.TypedEnqueueRequestsFromMapFunc(r.mapDependency(kind))))
+		b = b.WatchesRawSource(objects.Source(dependencyResources[kind], handler.TypedEnqueueRequestsFromMapFunc(r.mapDependency(kind))))
+	}
+	// Informers acquired for reads are given back when the manager stops.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		r.releaseInformers()
+		return nil
+	})); err != nil {
+		return err
 	}
 	return b.Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 }
 
-func metadataOf(kind string) *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind})
-	return m
+type heldInformer struct {
+	informer toolscache.SharedIndexInformer
+	release  func()
+}
+
+// metadataOf reads the cached metadata of a dependency (nil when it does
+// not exist). The object is the cache's: read it, never change it. Kinds
+// other than the watched four (a customization may list any) get an
+// informer on first use, as controller-runtime's cache starts one.
+func (r *reconciler) metadataOf(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*metav1.PartialObjectMetadata, error) {
+	mapping, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	r.heldMu.Lock()
+	h, ok := r.held[mapping.Resource]
+	if !ok {
+		h.informer, h.release = r.objects.Acquire(mapping.Resource)
+		r.held[mapping.Resource] = h
+	}
+	r.heldMu.Unlock()
+	if !toolscache.WaitForCacheSync(ctx.Done(), h.informer.HasSynced) {
+		return nil, fmt.Errorf("metadata of %s not synced: %w", mapping.Resource, context.Cause(ctx))
+	}
+	return templatemeta.Get(h.informer, namespace, name)
+}
+
+func (r *reconciler) releaseInformers() {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	for gvr, h := range r.held {
+		h.release()
+		delete(r.held, gvr)
+	}
 }
 
 // isAttached reports whether b is an attached binding this controller
@@ -361,13 +416,12 @@ func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 	if err != nil {
 		return false, false, fmt.Errorf("dependency %s %s: apiVersion: %w", d.Kind, d.Name, err)
 	}
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(gv.WithKind(d.Kind))
-	if err := r.objects.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: d.Name}, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, false, nil
-		}
+	obj, err := r.metadataOf(ctx, gv.WithKind(d.Kind), b.Namespace, d.Name)
+	if err != nil {
 		return true, false, fmt.Errorf("reading %s %s/%s: %w", d.Kind, b.Namespace, d.Name, err)
+	}
+	if obj == nil {
+		return false, false, nil
 	}
 	ref := workv1alpha2.ObjectReference{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: b.Namespace, Name: d.Name,
 		UID: obj.UID, ResourceVersion: obj.ResourceVersion}
@@ -476,13 +530,12 @@ func (r *reconciler) keepsData(ctx context.Context, a *workv1alpha2.ResourceBind
 	if err != nil || !interpreter.HoldsData(gv.WithKind(res.Kind).GroupKind()) {
 		return false, nil
 	}
-	obj := metadataOf(res.Kind)
-	err = r.objects.Get(ctx, types.NamespacedName{Namespace: res.Namespace, Name: res.Name}, obj)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
+	obj, err := r.metadataOf(ctx, gv.WithKind(res.Kind), res.Namespace, res.Name)
 	if err != nil {
 		return false, fmt.Errorf("reading %s %s/%s: %w", res.Kind, res.Namespace, res.Name, err)
+	}
+	if obj == nil {
+		return false, nil
 	}
 	// A template being deleted (a PVC waits for its protection finalizer)
 	// counts as deleted: the user asked for it to go.

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -34,6 +33,7 @@ import (
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
+	"github.com/atoll-dev/atoll/pkg/templatemeta"
 	"github.com/atoll-dev/atoll/pkg/util/intern"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
@@ -87,9 +87,12 @@ func (it item) isPolicy() bool { return it.GVR == ppGVR || it.GVR == cppGVR }
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	opts.defaults()
 	cfg, httpClient := mgr.GetConfig(), mgr.GetHTTPClient()
-	md, err := metadata.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return fmt.Errorf("detector: metadata client: %w", err)
+	if opts.TemplateInformers == nil {
+		md, err := metadata.NewForConfigAndClient(cfg, httpClient)
+		if err != nil {
+			return fmt.Errorf("detector: metadata client: %w", err)
+		}
+		opts.TemplateInformers = templatemeta.New(md, InformerOptions())
 	}
 	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
@@ -104,7 +107,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		log:       mgr.GetLogger().WithName(Name),
 		client:    mgr.GetClient(),
 		cache:     mgr.GetCache(),
-		metadata:  md,
 		dynamic:   dyn,
 		discovery: disc,
 		elected:   mgr.Elected(),
@@ -127,7 +129,6 @@ type Detector struct {
 	log       logr.Logger
 	client    client.Client
 	cache     cache.Cache
-	metadata  metadata.Interface
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
 	elected   <-chan struct{}
@@ -151,7 +152,7 @@ type Detector struct {
 type watched struct {
 	resourceInfo
 	informer toolscache.SharedIndexInformer
-	stop     context.CancelFunc
+	stop     func() // removes the handler and releases the informer
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable: a sharded
@@ -397,7 +398,7 @@ func (d *Detector) rediscover(ctx context.Context) error {
 		if _, ok := d.resources[r.GVR]; ok {
 			continue
 		}
-		w := d.startInformer(ctx, r)
+		w := d.startInformer(r)
 		d.resources[r.GVR] = w
 		d.byGK[r.GVK().GroupKind()] = w
 		d.log.V(1).Info("Watching resource", "resource", r.GVR.String(), "kind", r.Kind)
@@ -422,19 +423,27 @@ func (d *Detector) rediscover(ctx context.Context) error {
 	return nil
 }
 
-func (d *Detector) startInformer(ctx context.Context, r resourceInfo) *watched {
-	inf := metadatainformer.NewFilteredMetadataInformer(d.metadata, r.GVR, metav1.NamespaceAll, 0, toolscache.Indexers{
-		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
-		claimIndex:                claimIndexFunc,
-	}, nil).Informer()
-	// Only metadata is cached, and not even all of it.
-	_ = inf.SetTransform(stripMetadata)
+func (d *Detector) startInformer(r resourceInfo) *watched {
+	inf, release := d.opts.TemplateInformers.Acquire(r.GVR)
 	w := &watched{resourceInfo: r, informer: inf}
-	_, _ = inf.AddEventHandler(d.templateHandler(w))
-	ictx, cancel := context.WithCancel(ctx)
-	w.stop = cancel
-	go inf.RunWithContext(ictx)
+	reg, err := inf.AddEventHandler(d.templateHandler(w))
+	if err != nil { // the informer stopped: another user released it meanwhile
+		d.log.Error(err, "Watching resource failed", "resource", r.GVR.String())
+	}
+	w.stop = func() {
+		if reg != nil {
+			_ = inf.RemoveEventHandler(reg)
+		}
+		release()
+	}
 	return w
+}
+
+// InformerOptions are the template informers' transform and indexers.
+// Controllers that share the detector's informers (templatemeta) get
+// objects shaped by them.
+func InformerOptions() templatemeta.Options {
+	return templatemeta.Options{Transform: stripMetadata, Indexers: toolscache.Indexers{claimIndex: claimIndexFunc}}
 }
 
 func (d *Detector) stopInformers() {

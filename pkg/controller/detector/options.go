@@ -10,6 +10,7 @@ import (
 
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/shard"
+	"github.com/atoll-dev/atoll/pkg/templatemeta"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/templatecache"
 )
@@ -40,6 +41,10 @@ type Options struct {
 	// Templates receives the templates the detector reads in full, for
 	// the executor (nil: not shared).
 	Templates *templatecache.Cache
+	// TemplateInformers are the metadata informers the detector watches
+	// templates with, shared with other controllers (nil: its own). They
+	// must be made with InformerOptions.
+	TemplateInformers *templatemeta.Informers
 	// BindingFinalizer is set on new bindings ("": none): the executor's,
 	// when it runs, so that it need not add it with a write of its own.
 	BindingFinalizer string
