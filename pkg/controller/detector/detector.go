@@ -487,9 +487,11 @@ func (d *Detector) watchedGK(gk schema.GroupKind) *watched {
 }
 
 // stripMetadata is the template informers' transform: it drops what the
-// detector never reads, and shares the strings templates repeat (label and
+// detector never reads, shares the strings templates repeat (label and
 // annotation keys, the claiming policy's name and id, the namespace, the
-// kind) through intern.Default; users' label values stay as they are.
+// kind) through intern.Default, and label and annotation maps that other
+// templates have whole (one application's, one policy's claim) through
+// intern.DefaultMaps; other label values stay as they are.
 func stripMetadata(obj any) (any, error) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
@@ -498,13 +500,19 @@ func stripMetadata(obj any) (any, error) {
 	m.ManagedFields = nil
 	m.OwnerReferences = nil
 	m.Finalizers = nil
+	// client-go's streaming list (WatchList) transforms an object twice,
+	// so the second pass meets maps shared through intern.DefaultMaps that
+	// other goroutines read: it must not write to them, not even a delete
+	// of a missing key (Go counts that as a write).
 	for k := range unpropagatedAnnotations {
-		delete(m.Annotations, k)
+		if _, ok := m.Annotations[k]; ok { //nolint:staticcheck // S1033: the guard is the point (see above)
+			delete(m.Annotations, k)
+		}
 	}
 	t := intern.Default
 	m.APIVersion, m.Kind, m.Namespace = t.String(m.APIVersion), t.String(m.Kind), t.String(m.Namespace)
-	m.Labels = t.Map(m.Labels, names.RepeatedValue)
-	m.Annotations = t.Map(m.Annotations, names.RepeatedValue)
+	m.Labels = intern.DefaultMaps.Map(m.Labels, names.RepeatedValue)
+	m.Annotations = intern.DefaultMaps.Map(m.Annotations, names.RepeatedValue)
 	return m, nil
 }
 

@@ -1,7 +1,10 @@
 package detector
 
 import (
+	"maps"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -97,5 +100,44 @@ func TestStripMetadataSharesRepeatedStrings(t *testing.T) {
 	}
 	if x.Labels["app"] != "web" || y.Labels["app"] != "db" {
 		t.Errorf("labels changed: %v %v", x.Labels, y.Labels)
+	}
+	// Equal annotation maps are one map; different label maps are not.
+	if reflect.ValueOf(x.Annotations).UnsafePointer() != reflect.ValueOf(y.Annotations).UnsafePointer() {
+		t.Error("two templates' equal annotations are two maps")
+	}
+	if reflect.ValueOf(x.Labels).UnsafePointer() == reflect.ValueOf(y.Labels).UnsafePointer() {
+		t.Error("two templates' different labels are one map")
+	}
+}
+
+// client-go's streaming list runs the transform twice on one object: the
+// second pass must not write to the maps the first one shared (run with
+// -race; a write while other templates' transforms read the map was a
+// fatal concurrent map access).
+func TestStripMetadataTwiceWritesNoSharedMap(t *testing.T) {
+	template := func() *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop",
+			Labels: map[string]string{"app": "web"},
+			Annotations: map[string]string{policyv1alpha1.PropagationPolicyNameAnnotation: "all",
+				"kubectl.kubernetes.io/last-applied-configuration": "{}"}}}
+	}
+	first, _ := stripMetadata(template())
+	shared := first.(*metav1.PartialObjectMetadata).Annotations
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				_ = maps.Equal(shared, map[string]string{policyv1alpha1.PropagationPolicyNameAnnotation: "all"})
+			}
+		})
+	}
+	for range 200 {
+		if _, err := stripMetadata(first); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	if _, ok := shared["kubectl.kubernetes.io/last-applied-configuration"]; ok || len(shared) != 1 {
+		t.Errorf("annotations after two passes: %v", shared)
 	}
 }

@@ -2,6 +2,8 @@ package intern
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -81,5 +83,55 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 	if tab.Len() > 50 {
 		t.Errorf("table holds %d strings, limit 50", tab.Len())
+	}
+}
+
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func TestMapsShareEqualMaps(t *testing.T) {
+	tab := NewMaps(New(100, 64), 8)
+	a := tab.Map(map[string]string{"app": "web", "team": "payments"}, nil)
+	b := tab.Map(map[string]string{"team": strings.Clone("payments"), "app": strings.Clone("web")}, nil)
+	if !sameMap(a, b) {
+		t.Error("two equal maps were not shared")
+	}
+	c := tab.Map(map[string]string{"app": "web", "team": "search"}, nil)
+	if sameMap(a, c) || c["team"] != "search" || a["team"] != "payments" {
+		t.Errorf("different maps were mixed: %v %v", a, c)
+	}
+	if tab.Map(nil, nil) != nil {
+		t.Error("nil did not stay nil")
+	}
+	if empty := tab.Map(map[string]string{}, nil); empty == nil || len(empty) != 0 {
+		t.Errorf("empty map became %v", empty)
+	}
+}
+
+func TestMapsAreBounded(t *testing.T) {
+	tab := NewMaps(New(10, 64), 4)
+	common := map[string]string{"app": "web"}
+	first := tab.Map(common, nil)
+	for i := range 1000 {
+		m := map[string]string{"app": "web", "id": fmt.Sprint(i)}
+		if got := tab.Map(m, nil); !maps.Equal(got, m) {
+			t.Fatalf("map %v came back as %v", m, got)
+		}
+	}
+	held := 0
+	for _, s := range tab.slots {
+		if s != nil {
+			held++
+		}
+	}
+	if held > 4 {
+		t.Errorf("%d maps held, 4 slots", held)
+	}
+	// Whether or not a unique map evicted it, a map that repeats is shared
+	// again from its next occurrence on.
+	again := tab.Map(maps.Clone(common), nil)
+	if third := tab.Map(maps.Clone(common), nil); !sameMap(again, third) || !maps.Equal(first, third) {
+		t.Error("a repeated map is not shared after unique maps passed")
 	}
 }
