@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
@@ -341,6 +342,12 @@ func (d *Detector) bindingHandler() toolscache.ResourceEventHandler {
 		AddFunc: func(obj any, initial bool) {
 			if initial {
 				enqueue(obj, lowPriority)
+				return
+			}
+			// A binding the detector created is no longer awaited once
+			// the cache has it (its template may not be read again).
+			if m := objectOf(obj); m != nil {
+				d.created.seen(types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()})
 			}
 		},
 		DeleteFunc: func(obj any) { enqueue(obj, freshPriority) },
