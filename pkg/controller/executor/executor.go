@@ -126,7 +126,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			watched:       newKnownSet(),
 			namespaces:    newKnownSet(),
 			reached:       newReachedClusters(),
-			statusWrites:  newStatusWrites(opts.Clock),
+			statusWrites:  newStatusWrites(opts.Clock, opts.StatusInterval),
 			unresponsive:  newUnresponsive(opts.Clock),
 		}
 		r.sweeper = newSweeper(r, opts.SweepPeriod, 30*time.Second)

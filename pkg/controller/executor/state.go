@@ -97,32 +97,52 @@ func (m *reachedClusters) of(key types.NamespacedName, status *workv1alpha2.Reso
 }
 
 // statusWrites remembers when each binding's status was last written, for
-// coalescing.
+// coalescing. A write older than the interval no longer holds anything
+// back, so it is forgotten: the map holds about the bindings written in the
+// last two intervals, not every binding ever written (100,000 entries at
+// 100,000 templates before).
 type statusWrites struct {
-	mu    sync.Mutex
-	clock clock.PassiveClock
-	last  map[types.NamespacedName]time.Time
+	mu        sync.Mutex
+	clock     clock.PassiveClock
+	interval  time.Duration
+	last      map[types.NamespacedName]time.Time
+	lastSweep time.Time
 }
 
-func newStatusWrites(c clock.PassiveClock) *statusWrites {
-	return &statusWrites{clock: c, last: map[types.NamespacedName]time.Time{}}
+func newStatusWrites(c clock.PassiveClock, interval time.Duration) *statusWrites {
+	return &statusWrites{clock: c, interval: interval, last: map[types.NamespacedName]time.Time{}, lastSweep: c.Now()}
 }
 
-// wait is how long until interval has passed since key's last write.
-func (w *statusWrites) wait(key types.NamespacedName, interval time.Duration) time.Duration {
+// wait is how long until the interval has passed since key's last write,
+// 0 when it has.
+func (w *statusWrites) wait(key types.NamespacedName) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last, ok := w.last[key]
 	if !ok {
 		return 0
 	}
-	return interval - w.clock.Since(last)
+	return max(0, w.interval-w.clock.Since(last))
 }
 
 func (w *statusWrites) written(key types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.last[key] = w.clock.Now()
+	now := w.clock.Now()
+	w.last[key] = now
+	if now.Sub(w.lastSweep) < w.interval {
+		return
+	}
+	// At most one sweep per interval, over the writes of about two: O(1)
+	// per write amortised. Into a new map, since Go maps keep their peak
+	// size after deletes.
+	kept := make(map[types.NamespacedName]time.Time)
+	for k, t := range w.last {
+		if now.Sub(t) < w.interval {
+			kept[k] = t
+		}
+	}
+	w.last, w.lastSweep = kept, now
 }
 
 func (w *statusWrites) drop(key types.NamespacedName) {

@@ -1,10 +1,13 @@
 package executor
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
@@ -52,5 +55,38 @@ func TestReachedClusters(t *testing.T) {
 	r.drop(other)
 	if got := r.of(other, status()); len(got) != 0 {
 		t.Errorf("dropped binding: got %v", got)
+	}
+}
+
+func TestStatusWritesForgetExpiredWrites(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+	w := newStatusWrites(clk, 3*time.Second)
+	key := func(i int) types.NamespacedName {
+		return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint("b-", i)}
+	}
+	w.written(key(0))
+	if got := w.wait(key(0)); got != 3*time.Second {
+		t.Errorf("wait right after a write = %v, want the whole interval", got)
+	}
+	clk.SetTime(clk.Now().Add(2 * time.Second))
+	if got := w.wait(key(0)); got != time.Second {
+		t.Errorf("wait 2s after a write = %v, want 1s", got)
+	}
+	clk.SetTime(clk.Now().Add(5 * time.Second))
+	if got := w.wait(key(0)); got != 0 {
+		t.Errorf("wait after the interval = %v, want 0", got)
+	}
+	// A burst of writes, then the interval passes: the next writes sweep
+	// the expired ones instead of keeping one entry per binding for good.
+	for i := range 10000 {
+		w.written(key(i))
+	}
+	clk.SetTime(clk.Now().Add(time.Minute))
+	w.written(key(100000))
+	if n := len(w.last); n != 1 {
+		t.Errorf("%d writes remembered, only the one of the last interval expected", n)
+	}
+	if got := w.wait(key(100000)); got != 3*time.Second {
+		t.Errorf("a write of this interval was forgotten (wait %v)", got)
 	}
 }

@@ -31,7 +31,7 @@ import (
 // atoll finds the clusters it must withdraw from), a copy's Applied or
 // Health, and FullyApplied.
 func (r *reconciler) holdBack(key types.NamespacedName, old, updated *workv1alpha2.ResourceBindingStatus) time.Duration {
-	wait := r.statusWrites.wait(key, r.opts.StatusInterval)
+	wait := r.statusWrites.wait(key)
 	if wait == 0 || urgentChange(old, updated) {
 		return 0
 	}
