@@ -1135,15 +1135,24 @@ func processSeconds(pid int) (float64, error) {
 	return (ut + st) / 100, nil // USER_HZ is 100 on Linux
 }
 
+// minus is the CPU used between o and c, per process and in total (the
+// "machine" entry, when present, is every process's and is not summed).
 func (c cpuTimes) minus(o cpuTimes) string {
 	var parts []string
 	total := 0.0
-	for _, name := range append([]string{"atoll-up", "control-plane"}, propMembers...) {
+	for _, name := range append([]string{"atoll-up", "control-plane"}, append(propMembers, "controller-manager")...) {
+		if _, ok := c[name]; !ok {
+			continue
+		}
 		d := c[name] - o[name]
 		total += d
-		parts = append(parts, fmt.Sprintf("%s %.0f", name, d))
+		parts = append(parts, fmt.Sprintf("%s %.1f", name, d))
 	}
-	return fmt.Sprintf("%s (total %.0f)", strings.Join(parts, ", "), total)
+	out := fmt.Sprintf("%s (total %.1f)", strings.Join(parts, ", "), total)
+	if m, ok := c["machine"]; ok {
+		out += fmt.Sprintf(", machine %.1f", m-o["machine"])
+	}
+	return out
 }
 
 // singleTemplateLatency creates propSingles more templates one at a time,

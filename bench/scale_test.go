@@ -81,6 +81,7 @@ type controllerManager struct {
 	metrics string
 	health  string
 	pprof   string // "" when not profiled
+	stderr  string // its file
 	started time.Time
 }
 
@@ -107,6 +108,14 @@ func startScaleControllerManager(b *testing.B, cp *framework.ControlPlane, logDi
 	// ATOLL_BENCH_CM_ENV: more environment for the controller-manager
 	// alone, space-separated (GOGC=50 GOMEMLIMIT=300MiB, say).
 	m.cmd.Env = append(m.cmd.Env, strings.Fields(os.Getenv("ATOLL_BENCH_CM_ENV"))...)
+	// A crash's panic goes to stderr, not to the log file.
+	m.stderr = filepath.Join(logDir, fmt.Sprintf("controller-manager-%d.stderr", run))
+	stderr, err := os.Create(m.stderr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = stderr.Close() }() // the child has its own descriptor
+	m.cmd.Stderr = stderr
 	m.started = time.Now()
 	if err := m.cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -176,7 +185,13 @@ func (m *controllerManager) serving() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-func (m *controllerManager) ready() bool {
+// ready reports whether the process is ready; it fails the benchmark
+// when the process has exited.
+func (m *controllerManager) ready(b *testing.B) bool {
+	if exited(m.cmd.Process.Pid) {
+		out, _ := os.ReadFile(m.stderr)
+		b.Fatalf("controller-manager exited; its stderr ends:\n%s", out[max(0, len(out)-4000):])
+	}
 	resp, err := http.Get("http://" + m.health + "/readyz") //nolint:noctx // loopback, bounded by the caller's loop
 	if err != nil {
 		return false
@@ -187,6 +202,17 @@ func (m *controllerManager) ready() bool {
 
 // metric sums the samples of a metric family whose line contains every
 // one of contains.
+// exited reports whether pid has exited and not been waited for (a zombie)
+// or is gone.
+func exited(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(data[strings.LastIndex(string(data), ")")+2:]))
+	return len(f) > 0 && f[0] == "Z"
+}
+
 func (m *controllerManager) metric(name string, contains ...string) float64 {
 	resp, err := http.Get("http://" + m.metrics + "/metrics") //nolint:noctx // loopback
 	if err != nil {
@@ -257,12 +283,14 @@ func (m *controllerManager) logQueues(b *testing.B, period time.Duration, stop <
 }
 
 // idle: ready, nothing queued or being worked on.
-func (m *controllerManager) idle() (bool, string) {
-	if !m.ready() {
-		return false, "not ready"
+func (m *controllerManager) idle(b *testing.B) func() (bool, string) {
+	return func() (bool, string) {
+		if !m.ready(b) {
+			return false, "not ready"
+		}
+		depth, busy := m.metric("workqueue_depth"), m.metric("atoll_detector_active_workers")
+		return depth == 0 && busy == 0, fmt.Sprintf("queued %v, detector busy %v", depth, busy)
 	}
-	depth, busy := m.metric("workqueue_depth"), m.metric("atoll_detector_active_workers")
-	return depth == 0 && busy == 0, fmt.Sprintf("queued %v, detector busy %v", depth, busy)
 }
 
 // peakMB is the process's peak RSS.
@@ -325,7 +353,7 @@ func runTemplatesAtScale(b *testing.B) {
 
 	cm := startScaleControllerManager(b, cp, logDir, 1)
 	waitClustersReady(ctx, b, c, 2)
-	framework.Eventually(b, 2*time.Minute, "controller-manager idle, no templates", cm.idle)
+	framework.Eventually(b, 2*time.Minute, "controller-manager idle, no templates", cm.idle(b))
 	time.Sleep(5 * time.Second)
 	emptyMB, err := residentMB(cm.cmd.Process.Pid)
 	if err != nil {
@@ -362,7 +390,7 @@ func runTemplatesAtScale(b *testing.B) {
 		})
 	}
 	propagated := time.Since(start)
-	framework.Eventually(b, time.Hour, "controller-manager idle after the burst", cm.idle)
+	framework.Eventually(b, time.Hour, "controller-manager idle after the burst", cm.idle(b))
 	time.Sleep(10 * time.Second) // coalesced status writes
 	settledMB, err := residentMB(cm.cmd.Process.Pid)
 	if err != nil {
@@ -391,6 +419,7 @@ func runTemplatesAtScale(b *testing.B) {
 		}
 	}
 	cm = startScaleControllerManager(b, cp, logDir, 2)
+	cpuAtStart := restartCPU(cp, cm)
 	restartProfiled := make(chan struct{})
 	if dir := os.Getenv("ATOLL_BENCH_PPROF"); dir != "" {
 		// Where the restart's time goes: 30 s of CPU from the moment the
@@ -406,13 +435,14 @@ func runTemplatesAtScale(b *testing.B) {
 		close(restartProfiled)
 	}
 	defer func() { <-restartProfiled }()
-	framework.Eventually(b, 10*time.Minute, "restarted controller-manager ready", func() (bool, string) { return cm.ready(), "" })
+	framework.Eventually(b, 10*time.Minute, "restarted controller-manager ready", func() (bool, string) { return cm.ready(b), "" })
 	fresh := time.Now()
 	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(scaleNS).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: scaleNS}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	readyAfter := fresh.Sub(cm.started)
+	cpuAtReady := restartCPU(cp, cm)
 	backlog := cm.metric("workqueue_depth")
 	stages := watchFreshStages(ctx, c, fresh)
 	arrived := map[string]time.Duration{}
@@ -427,8 +457,13 @@ func runTemplatesAtScale(b *testing.B) {
 	b.Logf("restart: ready after %s; fresh template: %s; in members %v", readyAfter.Round(time.Millisecond), stages(), arrived)
 	stopLog := make(chan struct{})
 	go cm.logQueues(b, 5*time.Second, stopLog)
-	framework.Eventually(b, time.Hour, "restarted controller-manager idle", cm.idle)
+	framework.Eventually(b, time.Hour, "restarted controller-manager idle", cm.idle(b))
 	restartIdle := time.Since(cm.started)
+	cpuAtIdle := restartCPU(cp, cm)
+	// Whether the restart waits on the CPU (the two cores busy) or on
+	// something else, and whose CPU it is.
+	b.Logf("restart CPU-seconds until ready (%.1f available): %s; from ready to idle (%.1f available): %s",
+		2*readyAfter.Seconds(), cpuAtReady.minus(cpuAtStart), 2*(restartIdle-readyAfter).Seconds(), cpuAtIdle.minus(cpuAtReady))
 	close(stopLog)
 	time.Sleep(10 * time.Second)
 	peak, err := peakMB(cm.cmd.Process.Pid)
@@ -520,4 +555,40 @@ func (m *controllerManager) idleWork(b *testing.B, window time.Duration) (cpuMSP
 	}
 	rec1 := m.metric("controller_runtime_reconcile_total")
 	return (cpu1 - cpu0) * 1000 / window.Seconds(), (rec1 - rec0) / window.Seconds()
+}
+
+// restartCPU is the CPU time of the control plane, the members and the
+// controller-manager; machine is every process's (/proc/stat).
+func restartCPU(cp *framework.ControlPlane, cm *controllerManager) cpuTimes {
+	t := processCPU(cp)
+	if s, err := processSeconds(cm.cmd.Process.Pid); err == nil {
+		t["controller-manager"] = s
+	}
+	if s, err := machineBusySeconds(); err == nil {
+		t["machine"] = s
+	}
+	return t
+}
+
+// machineBusySeconds is the CPU time all processes used since boot
+// (/proc/stat's cpu line less idle and iowait).
+func machineBusySeconds() (float64, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	var busy float64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, _ := strconv.ParseFloat(v, 64)
+		busy += n
+	}
+	return busy / 100, nil // USER_HZ
 }
