@@ -27,9 +27,9 @@
 //
 // Events: bindings (spec or label changes) enqueue themselves, attached
 // bindings enqueue their requirers; dependency objects are watched
-// metadata-only, in a cache of the controller's own (the manager's cache
-// holds Secrets of one namespace only), and enqueue the bindings that
-// require them, known from the attached binding and from an in-memory map of
+// metadata-only through the control plane's shared template informers
+// (pkg/templatemeta, the detector's; the manager's cache holds Secrets of
+// one namespace only), and enqueue the bindings that require them, known from the attached binding and from an in-memory map of
 // what every requirer referred to at its last reconcile (so a ConfigMap
 // created after its Deployment is picked up). Writes are merge patches with
 // optimistic locking, made only when the attached binding would change.
