@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	eventsclient "k8s.io/client-go/kubernetes/typed/events/v1"
@@ -343,7 +344,35 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err != nil {
 		return nil, fmt.Errorf("binding informers' HTTP client: %w", err)
 	}
-	newInformer, err := newInformerFunc(own, bindingsHTTP, scheme)
+	// The templates' metadata informers, one per resource: the detector,
+	// the dependencies distributor and the manager's cache (metadata-only
+	// entries) share them.
+	md, err := metadata.NewForConfig(requestmetrics.Config(base, "template-informers"))
+	if err != nil {
+		return nil, fmt.Errorf("metadata client: %w", err)
+	}
+	templates := templatemeta.New(md, detector.InformerOptions())
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.Secret{}:    {Namespaces: map[string]cache.Config{names.ClusterSecretNamespace: {}}},
+		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{names.SystemNamespace: {}}},
+		// One per template: their repeated strings are shared, and
+		// they decode through pkg/util/wire (newInformerFunc, which
+		// must learn any selector or namespace given here).
+		&workv1alpha2.ResourceBinding{}:        {Transform: bindingTransform},
+		&workv1alpha2.ClusterResourceBinding{}: {Transform: bindingTransform},
+	}
+	restricted := map[schema.GroupKind]bool{}
+	for obj, c := range byObject {
+		if len(c.Namespaces) > 0 || c.Label != nil || c.Field != nil {
+			gvk, err := apiutil.GVKForObject(obj, scheme)
+			if err != nil {
+				return nil, err
+			}
+			restricted[gvk.GroupKind()] = true
+		}
+	}
+	var mapper meta.RESTMapper // set by MapperProvider, within NewManager
+	newInformer, err := newInformerFunc(own, bindingsHTTP, scheme, templates, &mapper, restricted)
 	if err != nil {
 		return nil, fmt.Errorf("binding informers' client: %w", err)
 	}
@@ -354,7 +383,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 			if err != nil {
 				return nil, err
 			}
-			return restmapping.Memoize(m), nil
+			mapper = restmapping.Memoize(m)
+			return mapper, nil
 		},
 		// Only cluster credentials are read from Secrets: caching every
 		// Secret of the control plane would cost memory for nothing. Push
@@ -363,15 +393,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		// namespace; no other ConfigMap is read through this cache.
 		// No controller reads managedFields, and on bindings (written
 		// by detector, scheduler and executor) they are much of the object.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), NewInformer: newInformer, ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{names.ClusterSecretNamespace: {}}},
-			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{names.SystemNamespace: {}}},
-			// One per template: their repeated strings are shared, and
-			// they decode through pkg/util/wire (newInformerFunc, which
-			// must learn any selector or namespace given here).
-			&workv1alpha2.ResourceBinding{}:        {Transform: bindingTransform},
-			&workv1alpha2.ClusterResourceBinding{}: {Transform: bindingTransform},
-		}},
+		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields(), NewInformer: newInformer, ByObject: byObject},
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
 		PprofBindAddress:              opts.PprofBindAddress,
@@ -414,14 +436,6 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 			return nil, err
 		}
 	}
-	// The detector and the dependencies distributor share the template
-	// metadata informers: one list and one copy of every ConfigMap,
-	// Secret, ServiceAccount and PVC instead of two.
-	md, err := metadata.NewForConfig(requestmetrics.Config(base, "template-informers"))
-	if err != nil {
-		return nil, fmt.Errorf("metadata client: %w", err)
-	}
-	templates := templatemeta.New(md, detector.InformerOptions())
 	for _, c := range registry(opts, cc, interp, shards, templates) {
 		if !Enabled(c.Name, opts.Controllers) || c.Setup == nil {
 			continue

@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // Metrics is one scrape of a Prometheus text endpoint.
@@ -25,6 +29,22 @@ func ScrapeMetrics(t testing.TB, addr string) Metrics {
 		t.Fatalf("scraping metrics: %v", err)
 	}
 	return Metrics(body)
+}
+
+// ScrapeAPIServerMetrics reads an API server's /metrics through cfg.
+func ScrapeAPIServerMetrics(t testing.TB, cfg *rest.Config) Metrics {
+	t.Helper()
+	raw, err := kubernetes.NewForConfigOrDie(cfg).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(Context(t, time.Minute))
+	if err != nil {
+		t.Fatalf("reading the API server's metrics: %v", err)
+	}
+	return Metrics(raw)
+}
+
+// Watches is the number of watches of resource an API server is serving.
+func Watches(t testing.TB, cfg *rest.Config, resource string) float64 {
+	t.Helper()
+	return ScrapeAPIServerMetrics(t, cfg).Sum("apiserver_longrunning_requests", `resource="`+resource+`"`, `verb="WATCH"`)
 }
 
 // Sum adds the samples of metric name that carry every given label, each

@@ -309,3 +309,44 @@ func TestControllerManagerHasLeastPrivilege(t *testing.T) {
 		}
 	}
 }
+
+// TestControllerManagerWatchesEachTemplateResourceOnce: the detector, the
+// dependencies distributor and the manager cache's metadata entries
+// (hpa-marker, the replicas syncer) share one metadata informer per
+// template resource, so a controller-manager opens one Deployment watch and
+// one ConfigMap watch on the control plane, not two of each.
+func TestControllerManagerWatchesEachTemplateResourceOnce(t *testing.T) {
+	cp := framework.StartControlPlane(t, framework.Options{Args: []string{"--controllers="}})
+	cfg := cp.RESTConfig(t)
+	before := map[string]float64{"deployments": framework.Watches(t, cfg, "deployments"), "configmaps": framework.Watches(t, cfg, "configmaps")}
+	healthAddr := framework.FreeLoopbackAddr(t)
+	cmd := exec.Command(framework.Binary(t), "controller-manager", "--kubeconfig", cp.Kubeconfig,
+		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", healthAddr)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	framework.Eventually(t, time.Minute, "controller-manager ready", func() (bool, string) {
+		resp, err := http.Get("http://" + healthAddr + "/readyz") //nolint:noctx // loopback, test-bounded
+		if err != nil {
+			return false, err.Error()
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, "readyz: " + resp.Status
+	})
+	framework.Consistently(t, 3*time.Second, "one watch per template resource", func() (bool, string) {
+		var parts []string
+		ok := true
+		for resource, n := range before {
+			now := framework.Watches(t, cfg, resource)
+			ok = ok && now == n+1
+			parts = append(parts, fmt.Sprintf("%s: %v watches, %v before", resource, now, n))
+		}
+		return ok, strings.Join(parts, "; ")
+	})
+}

@@ -3,14 +3,11 @@ package detector
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -29,7 +26,7 @@ import (
 // reaches the workload through the shared informer's events.
 func TestDependenciesShareTheTemplateInformers(t *testing.T) {
 	cfg := cp.RESTConfig(t)
-	before := configMapWatches(t)
+	before := framework.Watches(t, cp.RESTConfig(t), "configmaps")
 	templates := templatemeta.New(metadata.NewForConfigOrDie(cfg), detector.InformerOptions())
 	m := framework.StartManager(t, cfg, func(ctx context.Context, mgr ctrl.Manager) error {
 		if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
@@ -50,7 +47,7 @@ func TestDependenciesShareTheTemplateInformers(t *testing.T) {
 	}
 	// One list and one watch of ConfigMaps for both controllers.
 	framework.Eventually(t, timeout, "one more ConfigMap watch on the API server", func() (bool, string) {
-		n := configMapWatches(t)
+		n := framework.Watches(t, cp.RESTConfig(t), "configmaps")
 		return n == before+1, fmt.Sprintf("%v ConfigMap watches, %v before the controllers started", n, before)
 	})
 
@@ -107,28 +104,4 @@ func TestDependenciesShareTheTemplateInformers(t *testing.T) {
 		n := templates.Running()
 		return n == 0, fmt.Sprintf("%d running", n)
 	})
-}
-
-// configMapWatches is the number of ConfigMap watches the control plane's
-// API server is serving (apiserver_longrunning_requests).
-func configMapWatches(t *testing.T) float64 {
-	t.Helper()
-	cs := kubernetes.NewForConfigOrDie(cp.RESTConfig(t))
-	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(framework.Context(t, timeout))
-	if err != nil {
-		t.Fatalf("reading the API server's metrics: %v", err)
-	}
-	var sum float64
-	for _, line := range strings.Split(string(raw), "\n") {
-		rest, ok := strings.CutPrefix(line, "apiserver_longrunning_requests{")
-		if !ok || !strings.Contains(rest, `resource="configmaps"`) || !strings.Contains(rest, `verb="WATCH"`) {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest[strings.LastIndex(rest, "}")+1:]), 64)
-		if err != nil {
-			t.Fatalf("parsing %q: %v", line, err)
-		}
-		sum += v
-	}
-	return sum
 }
