@@ -55,19 +55,27 @@ func TestSimulatedKubeletRules(t *testing.T) {
 		}
 		return true, ""
 	})
-	pods, err := world.MemberClientset(t, members[0]).CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods.Items {
-		if p.Labels["app"] != "broken" {
-			continue
+	// The binding turns Unhealthy as soon as the Deployment is
+	// unavailable, which can be before the simulated kubelet has reported
+	// the pull failure on a busy machine: wait for it.
+	framework.Eventually(t, 90*time.Second, "broken's pods in ImagePullBackOff", func() (bool, string) {
+		pods, err := world.MemberClientset(t, members[0]).CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
 		}
-		if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].State.Waiting == nil ||
-			p.Status.ContainerStatuses[0].State.Waiting.Reason != "ImagePullBackOff" {
-			t.Errorf("pod %s: %+v", p.Name, p.Status.ContainerStatuses)
+		seen := 0
+		for _, p := range pods.Items {
+			if p.Labels["app"] != "broken" {
+				continue
+			}
+			seen++
+			if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].State.Waiting == nil ||
+				p.Status.ContainerStatuses[0].State.Waiting.Reason != "ImagePullBackOff" {
+				return false, fmt.Sprintf("pod %s: %+v", p.Name, p.Status.ContainerStatuses)
+			}
 		}
-	}
+		return seen > 0, "no pod of broken yet"
+	})
 
 	framework.Eventually(t, 90*time.Second, "Job pi succeeded, as the template's status says", func() (bool, string) {
 		var j batchv1.Job
