@@ -427,7 +427,7 @@ func (d *Detector) startInformer(r resourceInfo) *watched {
 	inf, release := d.opts.TemplateInformers.Acquire(r.GVR)
 	w := &watched{resourceInfo: r, informer: inf}
 	reg, err := inf.AddEventHandler(d.templateHandler(w))
-	if err != nil { // the informer stopped: another user released it meanwhile
+	if err != nil { // only a stopped informer refuses, and a held one runs
 		d.log.Error(err, "Watching resource failed", "resource", r.GVR.String())
 	}
 	w.stop = func() {
