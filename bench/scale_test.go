@@ -53,6 +53,8 @@ import (
 // heap profile after settling and the idle window, right after a
 // collection, sampled every 16 KB (DIR/scale-heap.pprof), and 30 s of CPU
 // profile from the restarted process's start (DIR/scale-restart-cpu.pprof).
+// ATOLL_BENCH_HOLD=FILE keeps the federation running after the run while
+// FILE exists, to repeat restarts by hand (FILE says where everything is).
 //
 // Run: make build && ATOLL_BIN=$PWD/bin/atoll ATOLL_BENCH_TEMPLATES=10000 go
 // test -run '^$' -bench Templates100k -benchtime 1x -timeout 3h ./bench/
@@ -518,6 +520,29 @@ func runTemplatesAtScale(b *testing.B) {
 	b.Logf("%d templates: created in %s, in both members after %s; controller-manager RSS %.0f MB settled (%.0f MB with none), heap in use %.0f MB, restart peak %.0f MB; settled, over %v: %.1f ms CPU/s, %.2f reconciles/s; restart idle after %s with %.0f writes (fresh template's own included) and %d of %d objects changed; fresh template in both members after %s (queue depth %v when created)",
 		n, created.Round(time.Second), propagated.Round(time.Second), settledMB, emptyMB, heapMB, peak, scaleIdleWindow, idleCPU, idleReconciles,
 		restartIdle.Round(100*time.Millisecond), writes, changed, len(before), freshLatency.Round(time.Millisecond), backlog)
+	if f := os.Getenv("ATOLL_BENCH_HOLD"); f != "" {
+		hold(ctx, b, f, cp, cm)
+	}
+}
+
+// hold keeps the benchmark's federation running while file exists (or
+// until ctx ends): a 100,000-template set-up takes most of an hour to
+// build, and a restart can then be repeated and inspected by hand against
+// it. file gets the control plane's kubeconfig, its data dir (the members'
+// kubeconfigs are under it) and the controller-manager's command line.
+func hold(ctx context.Context, b *testing.B, file string, cp *framework.ControlPlane, cm *controllerManager) {
+	info := fmt.Sprintf("kubeconfig=%s\ndata-dir=%s\ncontroller-manager-pid=%d\ncontroller-manager=%s\n",
+		cp.Kubeconfig, cp.DataDir, cm.cmd.Process.Pid, strings.Join(cm.cmd.Args, " "))
+	if err := os.WriteFile(file, []byte(info), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("holding the federation while %s exists", file)
+	for ctx.Err() == nil {
+		if _, err := os.Stat(file); err != nil {
+			return
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // memstats says where the process's memory is, from the Go runtime's
