@@ -152,7 +152,12 @@ type Detector struct {
 type watched struct {
 	resourceInfo
 	informer toolscache.SharedIndexInformer
-	stop     func() // removes the handler and releases the informer
+	// handled reports whether the detector's handler has been called for
+	// every object of the informer's initial list. A shared informer that
+	// another controller started may have listed long before: the handler
+	// then gets the whole list as notifications queued ahead of new events.
+	handled func() bool
+	stop    func() // removes the handler and releases the informer
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable: a sharded
@@ -425,10 +430,18 @@ func (d *Detector) rediscover(ctx context.Context) error {
 
 func (d *Detector) startInformer(r resourceInfo) *watched {
 	inf, release := d.opts.TemplateInformers.Acquire(r.GVR)
-	w := &watched{resourceInfo: r, informer: inf}
+	return d.watch(r, inf, release)
+}
+
+// watch adds the detector's handler to r's informer; release gives the
+// informer back.
+func (d *Detector) watch(r resourceInfo, inf toolscache.SharedIndexInformer, release func()) *watched {
+	w := &watched{resourceInfo: r, informer: inf, handled: inf.HasSynced}
 	reg, err := inf.AddEventHandler(d.templateHandler(w))
 	if err != nil { // only a stopped informer refuses, and a held one runs
 		d.log.Error(err, "Watching resource failed", "resource", r.GVR.String())
+	} else {
+		w.handled = reg.HasSynced
 	}
 	w.stop = func() {
 		if reg != nil {
@@ -456,8 +469,11 @@ func (d *Detector) stopInformers() {
 	clear(d.byGK)
 }
 
-// waitForTemplates waits, bounded, for the informers of the first discovery
-// to sync.
+// waitForTemplates waits, bounded, until the detector's handlers have seen
+// the initial lists of the first discovery's informers: every template is
+// queued (behind new events) before the detector says it is ready, and a
+// template created after that is not stuck behind another controller's
+// list in the handler's notifications (design 0013, decision 29).
 func (d *Detector) waitForTemplates(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, initialSyncTimeout)
 	defer cancel()
@@ -468,7 +484,7 @@ func (d *Detector) waitForTemplates(ctx context.Context) {
 	}
 	d.mu.RUnlock()
 	for _, w := range all {
-		if !toolscache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
+		if !toolscache.WaitForCacheSync(ctx.Done(), w.handled) {
 			d.log.Info("Template informer has not synced; starting without it", "resource", w.GVR.String())
 		}
 	}

@@ -1,0 +1,86 @@
+package detector
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+)
+
+// TestHandledWaitsForTheHandlerNotTheInformer: a shared template informer
+// that another controller started has listed already; the detector's
+// handler, added afterwards, gets the list as notifications. The detector
+// counts the resource as handled (and so says it is ready) only once its
+// handler has had every one of them, not when the informer has synced:
+// otherwise a template created right after "ready" waits behind the
+// undelivered list (session 19's 9.6 s fresh template at 100,000).
+func TestHandledWaitsForTheHandlerNotTheInformer(t *testing.T) {
+	const listed = 50
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inf := toolscache.NewSharedIndexInformer(listedOnly(listed), &metav1.PartialObjectMetadata{}, 0, toolscache.Indexers{})
+	go inf.RunWithContext(ctx)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+
+	gate := make(chan struct{})
+	q := &gatedQueue{PriorityQueue: priorityqueue.New[item]("test"), gate: gate}
+	defer q.ShutDown()
+	d := &Detector{queue: q}
+	r := resourceInfo{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+	w := d.watch(r, inf, func() {})
+	defer w.stop()
+
+	// The handler is blocked on the first notification: the informer has
+	// synced, the detector has not seen the list.
+	if w.handled() {
+		t.Fatal("handled before the handler had the informer's list")
+	}
+	close(gate)
+	if !toolscache.WaitForCacheSync(ctx.Done(), w.handled) {
+		t.Fatal("never handled")
+	}
+	if got := q.Len(); got != listed { // Len counts buffered adds too
+		t.Errorf("%d templates queued once handled, want %d", got, listed)
+	}
+}
+
+// gatedQueue blocks adds until gate is closed.
+type gatedQueue struct {
+	priorityqueue.PriorityQueue[item]
+	gate chan struct{}
+}
+
+func (q *gatedQueue) AddWithOpts(o priorityqueue.AddOpts, items ...item) {
+	<-q.gate
+	q.PriorityQueue.AddWithOpts(o, items...)
+}
+
+// listedOnly lists n ConfigMaps' metadata and then watches nothing.
+func listedOnly(n int) toolscache.ListerWatcher {
+	return noWatchList{&toolscache.ListWatch{
+		ListFunc: func(metav1.ListOptions) (runtime.Object, error) {
+			list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
+			for i := range n {
+				list.Items = append(list.Items, metav1.PartialObjectMetadata{
+					TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+					ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("cm-%d", i), ResourceVersion: "1"},
+				})
+			}
+			return list, nil
+		},
+		WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	}}
+}
+
+// noWatchList: the list above is all there is; no streaming list.
+type noWatchList struct{ *toolscache.ListWatch }
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
