@@ -81,6 +81,11 @@ type item struct {
 
 func (it item) isPolicy() bool { return it.GVR == ppGVR || it.GVR == cppGVR }
 
+// key is the item's key in its informer's store.
+func (it item) key() string {
+	return toolscache.ObjectName{Namespace: it.Namespace, Name: it.Name}.String()
+}
+
 // Setup adds the detector to mgr. It runs only on the elected leader, starts
 // once mgr's cache has synced and stops with mgr. ctx is used to register
 // the field index only.
@@ -252,6 +257,7 @@ func (d *Detector) Start(ctx context.Context) error {
 	d.waitForTemplates(ctx)
 
 	var regs []func()
+	var handled []toolscache.InformerSynced
 	defer func() {
 		for _, remove := range regs {
 			remove()
@@ -278,7 +284,11 @@ func (d *Detector) Start(ctx context.Context) error {
 			return fmt.Errorf("detector: handler for %T: %w", h.obj, err)
 		}
 		regs = append(regs, func() { _ = inf.RemoveEventHandler(reg) })
+		handled = append(handled, reg.HasSynced)
 	}
+	// These informers synced with the manager's cache: their initial lists
+	// reach the handlers now, and do so before the detector says it is ready.
+	waitHandled(ctx, handled...)
 
 	d.opts.Shards.OnGain(func(s int) { d.enqueueShard(ctx, s) })
 	var wg sync.WaitGroup
@@ -488,6 +498,14 @@ func (d *Detector) waitForTemplates(ctx context.Context) {
 			d.log.Info("Template informer has not synced; starting without it", "resource", w.GVR.String())
 		}
 	}
+}
+
+// waitHandled waits, bounded, for handlers to have had their informers'
+// initial lists.
+func waitHandled(ctx context.Context, handled ...toolscache.InformerSynced) {
+	ctx, cancel := context.WithTimeout(ctx, initialSyncTimeout)
+	defer cancel()
+	toolscache.WaitForCacheSync(ctx.Done(), handled...)
 }
 
 func (d *Detector) watchedGVR(gvr schema.GroupVersionResource) *watched {

@@ -306,9 +306,13 @@ func templateOf(w *watched, m metav1.Object) Template {
 // bindingHandler maps bindings the detector made back to their templates:
 // on the initial list (so bindings whose template was deleted while the
 // detector was down are removed) and on deletion (so a binding deleted by
-// hand comes back while its template is claimed).
+// hand comes back while its template is claimed). On the initial list a
+// template its informer holds is left alone: its own initial event has
+// queued it. Queueing it again cost a restart of 100,000 templates another
+// 100,000 adds to the queue after the detector was ready, and a template
+// created then waited seconds behind them (design 0013, decision 29).
 func (d *Detector) bindingHandler() toolscache.ResourceEventHandler {
-	enqueue := func(obj any, priority int) {
+	enqueue := func(obj any, priority int, initial bool) {
 		m := objectOf(obj)
 		if m == nil || !madeByDetector(m) {
 			return
@@ -334,14 +338,24 @@ func (d *Detector) bindingHandler() toolscache.ResourceEventHandler {
 		if err != nil {
 			return
 		}
-		if w := d.watchedGK(gv.WithKind(ref.Kind).GroupKind()); w != nil {
-			d.enqueue(priority, item{GVR: w.GVR, Namespace: ref.Namespace, Name: ref.Name})
+		w := d.watchedGK(gv.WithKind(ref.Kind).GroupKind())
+		if w == nil {
+			return
 		}
+		it := item{GVR: w.GVR, Namespace: ref.Namespace, Name: ref.Name}
+		if initial {
+			// Held, whether or not the informer has synced: the handler
+			// has had, or will have, the template's add event.
+			if _, exists, _ := w.informer.GetStore().GetByKey(it.key()); exists {
+				return
+			}
+		}
+		d.enqueue(priority, it)
 	}
 	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
 			if initial {
-				enqueue(obj, lowPriority)
+				enqueue(obj, lowPriority, true)
 				return
 			}
 			// A binding the detector created is no longer awaited once
@@ -350,7 +364,7 @@ func (d *Detector) bindingHandler() toolscache.ResourceEventHandler {
 				d.created.seen(types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()})
 			}
 		},
-		DeleteFunc: func(obj any) { enqueue(obj, freshPriority) },
+		DeleteFunc: func(obj any) { enqueue(obj, freshPriority, false) },
 	}
 }
 

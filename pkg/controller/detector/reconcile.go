@@ -61,11 +61,7 @@ func (d *Detector) reconcileTemplate(ctx context.Context, it item) error {
 		return nil
 	}
 
-	key := it.Name
-	if it.Namespace != "" {
-		key = it.Namespace + "/" + it.Name
-	}
-	obj, exists, err := w.informer.GetIndexer().GetByKey(key)
+	obj, exists, err := w.informer.GetIndexer().GetByKey(it.key())
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/util/names"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 )
 
 // TestHandledWaitsForTheHandlerNotTheInformer: a shared template informer
@@ -66,7 +70,7 @@ func (q *gatedQueue) AddWithOpts(o priorityqueue.AddOpts, items ...item) {
 // listedOnly lists n ConfigMaps' metadata and then watches nothing.
 func listedOnly(n int) toolscache.ListerWatcher {
 	return noWatchList{&toolscache.ListWatch{
-		ListFunc: func(metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
 			for i := range n {
 				list.Items = append(list.Items, metav1.PartialObjectMetadata{
@@ -76,7 +80,7 @@ func listedOnly(n int) toolscache.ListerWatcher {
 			}
 			return list, nil
 		},
-		WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
 	}}
 }
 
@@ -84,3 +88,48 @@ func listedOnly(n int) toolscache.ListerWatcher {
 type noWatchList struct{ *toolscache.ListWatch }
 
 func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+// TestInitialBindingQueuesOnlyAnOrphan: a binding of the initial list
+// queues its template only when the template's informer does not hold it
+// (the template was deleted while the detector was down): a template it
+// holds was queued by its own initial event. A binding deleted later
+// always brings its template back.
+func TestInitialBindingQueuesOnlyAnOrphan(t *testing.T) {
+	cases := map[string]struct {
+		template   string
+		initial    bool
+		wantQueued int
+	}{
+		"initial, template listed":         {template: "cm-0", initial: true},
+		"initial, template gone":           {template: "cm-9", initial: true, wantQueued: 1},
+		"binding deleted, template listed": {template: "cm-0", wantQueued: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			inf := toolscache.NewSharedIndexInformer(listedOnly(2), &metav1.PartialObjectMetadata{}, 0, toolscache.Indexers{})
+			go inf.RunWithContext(ctx)
+			if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+				t.Fatal("informer did not sync")
+			}
+			q := priorityqueue.New[item]("test")
+			defer q.ShutDown()
+			r := resourceInfo{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+			w := &watched{resourceInfo: r, informer: inf, handled: inf.HasSynced}
+			d := &Detector{queue: q, byGK: map[schema.GroupKind]*watched{{Kind: "ConfigMap"}: w}}
+
+			b := utiltesting.MakeBinding(names.BindingName("ConfigMap", tc.template), "default").Resource("v1", "ConfigMap", tc.template).Obj()
+			b.Labels = map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: "pp-id"}
+			h := d.bindingHandler()
+			if tc.initial {
+				h.OnAdd(b, true)
+			} else {
+				h.OnDelete(b)
+			}
+			if got := q.Len(); got != tc.wantQueued {
+				t.Errorf("%d templates queued, want %d", got, tc.wantQueued)
+			}
+		})
+	}
+}
