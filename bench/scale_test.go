@@ -52,7 +52,9 @@ import (
 // example) adds flags. ATOLL_BENCH_PPROF=DIR saves the controller-manager's
 // heap profile after settling and the idle window, right after a
 // collection, sampled every 16 KB (DIR/scale-heap.pprof), and 30 s of CPU
-// profile from the restarted process's start (DIR/scale-restart-cpu.pprof).
+// profile from the restarted process's start (DIR/scale-restart-cpu.pprof;
+// the control plane's process over the same 30 s in
+// DIR/scale-restart-control-plane-cpu.pprof).
 // ATOLL_BENCH_HOLD=FILE keeps the federation running after the run while
 // FILE exists, to repeat restarts by hand (FILE says where everything is).
 //
@@ -348,7 +350,16 @@ func runTemplatesAtScale(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
 	defer cancel()
 	logDir := b.TempDir()
-	cp := framework.StartControlPlane(b, framework.Options{Members: 2, Args: []string{"--controllers=", "--member-args=--api-only"}})
+	cpArgs := []string{"--controllers=", "--member-args=--api-only"}
+	cpPprof := ""
+	if os.Getenv("ATOLL_BENCH_PPROF") != "" {
+		// The control plane's process (API server, etcd) serves profiles
+		// too: until ready, a restart waits on it as much as on the
+		// controllers.
+		cpPprof = framework.FreeLoopbackAddr(b)
+		cpArgs = append(cpArgs, "--pprof-bind-address="+cpPprof)
+	}
+	cp := framework.StartControlPlane(b, framework.Options{Members: 2, Args: cpArgs})
 	c := cp.Client(b)
 	cfg := cp.RESTConfig(b)
 	members := map[string]kubernetes.Interface{"member1": cp.MemberClientset(b, "member1"), "member2": cp.MemberClientset(b, "member2")}
@@ -428,10 +439,16 @@ func runTemplatesAtScale(b *testing.B) {
 		// process serves its profiling endpoint (before it is ready).
 		go func() {
 			defer close(restartProfiled)
+			cpProfiled := make(chan struct{})
+			go func() {
+				defer close(cpProfiled)
+				saveProfile(b, cpPprof, "profile?seconds=30", filepath.Join(dir, "scale-restart-control-plane-cpu.pprof"))
+			}()
 			for !cm.serving() {
 				time.Sleep(50 * time.Millisecond)
 			}
 			saveProfile(b, cm.pprof, "profile?seconds=30", filepath.Join(dir, "scale-restart-cpu.pprof"))
+			<-cpProfiled
 		}()
 	} else {
 		close(restartProfiled)
