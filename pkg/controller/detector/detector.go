@@ -254,7 +254,12 @@ func (d *Detector) Start(ctx context.Context) error {
 		case <-time.After(time.Second):
 		}
 	}
-	d.waitForTemplates(ctx)
+	// One bound over both waits below: a detector whose informers cannot
+	// list starts without them after initialSyncTimeout, as it did before it
+	// waited for its handlers (the informers keep retrying).
+	syncCtx, cancelSync := context.WithTimeout(ctx, initialSyncTimeout)
+	defer cancelSync()
+	d.waitForTemplates(syncCtx)
 
 	var regs []func()
 	var handled []toolscache.InformerSynced
@@ -288,7 +293,10 @@ func (d *Detector) Start(ctx context.Context) error {
 	}
 	// These informers synced with the manager's cache: their initial lists
 	// reach the handlers now, and do so before the detector says it is ready.
-	waitHandled(ctx, handled...)
+	if !toolscache.WaitForCacheSync(syncCtx.Done(), handled...) {
+		d.log.Info("Policy, binding or tenant informer has not synced; starting without it")
+	}
+	cancelSync()
 
 	d.opts.Shards.OnGain(func(s int) { d.enqueueShard(ctx, s) })
 	var wg sync.WaitGroup
@@ -483,10 +491,9 @@ func (d *Detector) stopInformers() {
 // the initial lists of the first discovery's informers: every template is
 // queued (behind new events) before the detector says it is ready, and a
 // template created after that is not stuck behind another controller's
-// list in the handler's notifications (design 0013, decision 29).
+// list in the handler's notifications (design 0013, decision 29). ctx
+// carries the start-up's deadline.
 func (d *Detector) waitForTemplates(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, initialSyncTimeout)
-	defer cancel()
 	d.mu.RLock()
 	all := make([]*watched, 0, len(d.resources))
 	for _, w := range d.resources {
@@ -498,14 +505,6 @@ func (d *Detector) waitForTemplates(ctx context.Context) {
 			d.log.Info("Template informer has not synced; starting without it", "resource", w.GVR.String())
 		}
 	}
-}
-
-// waitHandled waits, bounded, for handlers to have had their informers'
-// initial lists.
-func waitHandled(ctx context.Context, handled ...toolscache.InformerSynced) {
-	ctx, cancel := context.WithTimeout(ctx, initialSyncTimeout)
-	defer cancel()
-	toolscache.WaitForCacheSync(ctx.Done(), handled...)
 }
 
 func (d *Detector) watchedGVR(gvr schema.GroupVersionResource) *watched {

@@ -28,18 +28,13 @@ func TestHandledWaitsForTheHandlerNotTheInformer(t *testing.T) {
 	const listed = 50
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	inf := toolscache.NewSharedIndexInformer(listedOnly(listed), &metav1.PartialObjectMetadata{}, 0, toolscache.Indexers{})
-	go inf.RunWithContext(ctx)
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("informer did not sync")
-	}
+	inf := syncedInformer(ctx, t, listed)
 
 	gate := make(chan struct{})
 	q := &gatedQueue{PriorityQueue: priorityqueue.New[item]("test"), gate: gate}
 	defer q.ShutDown()
 	d := &Detector{queue: q}
-	r := resourceInfo{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
-	w := d.watch(r, inf, func() {})
+	w := d.watch(configMaps, inf, func() {})
 	defer w.stop()
 
 	// The handler is blocked on the first notification: the informer has
@@ -65,6 +60,19 @@ type gatedQueue struct {
 func (q *gatedQueue) AddWithOpts(o priorityqueue.AddOpts, items ...item) {
 	<-q.gate
 	q.PriorityQueue.AddWithOpts(o, items...)
+}
+
+var configMaps = resourceInfo{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+
+// syncedInformer is a running, synced metadata informer over listedOnly(n).
+func syncedInformer(ctx context.Context, t *testing.T, n int) toolscache.SharedIndexInformer {
+	t.Helper()
+	inf := toolscache.NewSharedIndexInformer(listedOnly(n), &metav1.PartialObjectMetadata{}, 0, toolscache.Indexers{})
+	go inf.RunWithContext(ctx)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	return inf
 }
 
 // listedOnly lists n ConfigMaps' metadata and then watches nothing.
@@ -108,15 +116,10 @@ func TestInitialBindingQueuesOnlyAnOrphan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			inf := toolscache.NewSharedIndexInformer(listedOnly(2), &metav1.PartialObjectMetadata{}, 0, toolscache.Indexers{})
-			go inf.RunWithContext(ctx)
-			if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-				t.Fatal("informer did not sync")
-			}
+			inf := syncedInformer(ctx, t, 2)
 			q := priorityqueue.New[item]("test")
 			defer q.ShutDown()
-			r := resourceInfo{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
-			w := &watched{resourceInfo: r, informer: inf, handled: inf.HasSynced}
+			w := &watched{resourceInfo: configMaps, informer: inf, handled: inf.HasSynced}
 			d := &Detector{queue: q, byGK: map[schema.GroupKind]*watched{{Kind: "ConfigMap"}: w}}
 
 			b := utiltesting.MakeBinding(names.BindingName("ConfigMap", tc.template), "default").Resource("v1", "ConfigMap", tc.template).Obj()
