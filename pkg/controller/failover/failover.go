@@ -2,13 +2,11 @@ package failover
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -92,17 +89,14 @@ func (o *Options) defaults() {
 }
 
 // Setup adds failover for both binding kinds to mgr.
-func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	opts.defaults()
 	sim, err := scheduler.NewSimulator(opts.Plugins, mgr.GetClient())
 	if err != nil {
 		return err
 	}
-	if err := ctrlmetrics.Registry.Register(&pendingCollector{client: mgr.GetClient()}); err != nil {
-		var dup prometheus.AlreadyRegisteredError
-		if !errors.As(err, &dup) {
-			return err
-		}
+	if err := registerPending(ctx, mgr); err != nil {
+		return err
 	}
 	unhealthy := newUnhealthyTracker()
 	for _, k := range bindingkind.Both {
