@@ -19,7 +19,8 @@ type CacheSource struct {
 // ForKind lists the customizations targeting gvk.
 func (s CacheSource) ForKind(ctx context.Context, gvk schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error) {
 	var l configv1alpha1.ResourceInterpreterCustomizationList
-	if err := s.Reader.List(ctx, &l, client.MatchingFields{indexer.CustomizationTarget: indexer.TargetKey(gvk)}); err != nil {
+	// The items are only read (lookupAll): not copied out of the cache.
+	if err := s.Reader.List(ctx, &l, client.MatchingFields{indexer.CustomizationTarget: indexer.TargetKey(gvk)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	return l.Items, nil

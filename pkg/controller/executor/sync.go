@@ -328,8 +328,10 @@ func heldClusters(spec *workv1alpha2.ResourceBindingSpec) map[string]bool {
 // its Ready condition is False or Unknown. A Cluster without a Ready
 // condition yet (just joined) is tried.
 func (r *reconciler) notReady(ctx context.Context, cluster string) string {
+	// Read only, and called for every binding and cluster: the cached
+	// Cluster is not copied (its status is large).
 	c := &clusterv1alpha1.Cluster{}
-	if err := r.client.Get(ctx, types.NamespacedName{Name: cluster}, c); err != nil {
+	if err := r.client.Get(ctx, types.NamespacedName{Name: cluster}, c, client.UnsafeDisableDeepCopy); err != nil {
 		return "" // the member call reports it
 	}
 	cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
