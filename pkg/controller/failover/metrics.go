@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
@@ -26,7 +27,7 @@ var pendingDesc = prometheus.NewDesc("atoll_failover_eviction_tasks_pending",
 // garbage every minute under a 10 s scrape (design 0013, decision 30).
 type pendingTasks struct {
 	mu sync.Mutex
-	// byBinding holds only bindings with tasks: kind/namespace/name →
+	// byBinding holds only bindings with tasks: store key →
 	// producer → tasks.
 	byBinding map[string]map[string]int
 	total     map[string]int
@@ -48,7 +49,7 @@ func registerPending(ctx context.Context, mgr ctrl.Manager) error {
 		if err != nil {
 			return fmt.Errorf("failover: informer for %s: %w", k.Kind(), err)
 		}
-		if _, err := inf.AddEventHandler(p.handler(k.Kind())); err != nil {
+		if _, err := inf.AddEventHandler(p.handler()); err != nil {
 			return fmt.Errorf("failover: eviction task counts for %s: %w", k.Kind(), err)
 		}
 	}
@@ -82,41 +83,37 @@ func (p *pendingTasks) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// handler keeps the counts of kind's bindings.
-func (p *pendingTasks) handler(kind string) toolscache.ResourceEventHandler {
+// handler keeps the counts of its informer's bindings. Store keys tell
+// the two kinds apart (namespace/name, name).
+func (p *pendingTasks) handler() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { p.set(kind, obj) },
-		UpdateFunc: func(_, obj any) { p.set(kind, obj) },
+		AddFunc:    p.set,
+		UpdateFunc: func(_, obj any) { p.set(obj) },
 		DeleteFunc: func(obj any) {
 			if key, err := toolscache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-				p.replace(kind+"/"+key, nil)
+				p.replace(key, nil)
 			}
 		},
 	}
 }
 
-func (p *pendingTasks) set(kind string, obj any) {
-	key, err := toolscache.MetaNamespaceKeyFunc(obj)
+func (p *pendingTasks) set(obj any) {
+	b, ok := obj.(client.Object)
+	if !ok {
+		return
+	}
+	key, err := toolscache.MetaNamespaceKeyFunc(b)
 	if err != nil {
 		return
 	}
-	var spec *workv1alpha2.ResourceBindingSpec
-	switch b := obj.(type) {
-	case *workv1alpha2.ResourceBinding:
-		spec = &b.Spec
-	case *workv1alpha2.ClusterResourceBinding:
-		spec = &b.Spec
-	default:
-		return
-	}
 	var tasks map[string]int
-	for _, t := range spec.GracefulEvictionTasks {
+	for _, t := range bindingkind.Spec(b).GracefulEvictionTasks {
 		if tasks == nil {
 			tasks = map[string]int{}
 		}
 		tasks[t.Producer]++
 	}
-	p.replace(kind+"/"+key, tasks)
+	p.replace(key, tasks)
 }
 
 // replace records tasks (nil: none) as the binding's, in place of what it
