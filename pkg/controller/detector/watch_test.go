@@ -77,7 +77,7 @@ func syncedInformer(ctx context.Context, t *testing.T, n int) toolscache.SharedI
 
 // listedOnly lists n ConfigMaps' metadata and then watches nothing.
 func listedOnly(n int) toolscache.ListerWatcher {
-	return noWatchList{&toolscache.ListWatch{
+	return utiltesting.ListThenWatch(&toolscache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
 			for i := range n {
@@ -89,13 +89,8 @@ func listedOnly(n int) toolscache.ListerWatcher {
 			return list, nil
 		},
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
-	}}
+	})
 }
-
-// noWatchList: the list above is all there is; no streaming list.
-type noWatchList struct{ *toolscache.ListWatch }
-
-func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 // TestInitialBindingQueuesOnlyAnOrphan: a binding of the initial list
 // queues its template only when the template's informer does not hold it

@@ -15,6 +15,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 )
 
 const (
@@ -65,7 +66,7 @@ func TestPendingTasksFollowTheBindings(t *testing.T) {
 			events := watch.NewFake()
 			inf := toolscache.NewSharedIndexInformer(bindingsListed(tc.listed, events), &workv1alpha2.ResourceBinding{}, 0, toolscache.Indexers{})
 			p := newPendingTasks()
-			if _, err := inf.AddEventHandler(p.handler("ResourceBinding")); err != nil {
+			if _, err := inf.AddEventHandler(p.handler()); err != nil {
 				t.Fatal(err)
 			}
 			go inf.RunWithContext(ctx)
@@ -99,7 +100,7 @@ func binding(name string, producers ...string) *workv1alpha2.ResourceBinding {
 
 // bindingsListed lists bindings, then watches events.
 func bindingsListed(bindings []*workv1alpha2.ResourceBinding, events watch.Interface) toolscache.ListerWatcher {
-	return noWatchList{&toolscache.ListWatch{
+	return utiltesting.ListThenWatch(&toolscache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			list := &workv1alpha2.ResourceBindingList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
 			for _, b := range bindings {
@@ -108,13 +109,8 @@ func bindingsListed(bindings []*workv1alpha2.ResourceBinding, events watch.Inter
 			return list, nil
 		},
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return events, nil },
-	}}
+	})
 }
-
-// noWatchList: the list above is all there is; no streaming list.
-type noWatchList struct{ *toolscache.ListWatch }
-
-func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 // gauges collects c's gauge by its one label.
 func gauges(t *testing.T, c prometheus.Collector) map[string]float64 {
