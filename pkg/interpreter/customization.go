@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -20,7 +19,8 @@ import (
 )
 
 // Source lists the ResourceInterpreterCustomizations whose target is one
-// kind (the controller-manager's is its informer cache).
+// kind, sorted by name (the controller-manager's is InformerSource). The
+// slice may be shared: callers do not modify it.
 type Source interface {
 	ForKind(ctx context.Context, gvk schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error)
 }
@@ -74,7 +74,6 @@ func (c *Customizations) lookupAll(ctx context.Context, gvk schema.GroupVersionK
 	if err != nil {
 		return nil, fmt.Errorf("listing ResourceInterpreterCustomizations for %s: %w", gvk, err)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	var out []*compiled
 	for i := range list {
 		ric := &list[i]
