@@ -79,7 +79,7 @@ func decodeTypedObject(raw []byte, typ metav1.TypeMeta) (*Object, error) {
 	}
 	// raw starts with '{' (jsonscan checked) and has a metadata member, so
 	// a member can go right after it.
-	o.packed = jsonpack.Pack(raw[:1], typePrefix, raw[1:cutStart], raw[cutEnd:])
+	o.packed = jsonpack.Pack(o.Kind, jsonpack.Server, raw[:1], typePrefix, raw[1:cutStart], raw[cutEnd:])
 	return o, nil
 }
 

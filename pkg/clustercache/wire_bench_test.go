@@ -68,7 +68,7 @@ func BenchmarkWatchDecode(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				packed += len(jsonpack.Pack(raw))
+				packed += len(jsonpack.Pack(u.GetKind(), jsonpack.Sorted, raw))
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*events), "µs/event")

@@ -62,7 +62,7 @@ func (c *Cache) Put(binding types.NamespacedName, rv string, u *unstructured.Uns
 	if err != nil {
 		return
 	}
-	c.PutPacked(binding, rv, jsonpack.Pack(data))
+	c.PutPacked(binding, rv, jsonpack.Pack(u.GetKind(), jsonpack.Sorted, data))
 }
 
 // PutPacked stores a template already packed by jsonpack, without

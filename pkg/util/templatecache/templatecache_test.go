@@ -62,7 +62,7 @@ func TestTemplateCacheDropsManagedFields(t *testing.T) {
 func TestTemplateCachePutPacked(t *testing.T) {
 	c := New()
 	key := types.NamespacedName{Namespace: "demo", Name: "settings-configmap"}
-	c.PutPacked(key, "4", jsonpack.Pack([]byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"settings","resourceVersion":"4"},"data":{"k":"v"}}`)))
+	c.PutPacked(key, "4", jsonpack.Pack("ConfigMap", jsonpack.Server, []byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"settings","resourceVersion":"4"},"data":{"k":"v"}}`)))
 	got, ok := c.Get(key, "4")
 	if !ok {
 		t.Fatal("miss")
