@@ -199,7 +199,11 @@ type reconciler struct {
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	obj := r.kind.NewObject()
-	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+	// The cache's object, not a copy: after a restart every binding comes
+	// through here, most park or find nothing to change. Whatever changes
+	// the binding works on a copy (the finalizer below, writeStatus,
+	// released, finalize).
+	if err := r.client.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.templates.Forget(req.NamespacedName)
 			r.reached.drop(req.NamespacedName)
@@ -220,11 +224,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
-		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+		base := obj
+		obj = obj.DeepCopyObject().(client.Object)
 		controllerutil.AddFinalizer(obj, Finalizer)
-		if err := r.client.Patch(ctx, obj, patch); err != nil {
+		if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 			return reconcile.Result{}, fmt.Errorf("adding finalizer to %s: %w", req, err)
 		}
+		_, spec, status = bindingkind.Parts(obj)
 	}
 	if _, released := obj.GetAnnotations()[workv1alpha2.ReleasedAnnotation]; released {
 		return r.released(ctx, obj, status)
@@ -241,6 +247,6 @@ func (r *reconciler) released(ctx context.Context, b client.Object, status *work
 		Type: workv1alpha2.Released, Status: metav1.ConditionTrue, Reason: "NoPolicyClaims", ObservedGeneration: b.GetGeneration(),
 		Message: "No policy claims the template; its member objects are kept as they are and no longer synced",
 	})
-	retry, err := bindingkind.WriteStatus(ctx, r.client, b, newStatus)
+	retry, err := bindingkind.WriteStatus(ctx, r.client, b.DeepCopyObject().(client.Object), newStatus)
 	return reconcile.Result{RequeueAfter: retry}, err
 }

@@ -58,9 +58,11 @@ func urgentChange(old, updated *workv1alpha2.ResourceBindingStatus) bool {
 
 // writeStatus writes the binding status. The scheduler writes other parts
 // of the same status (the Scheduled condition): WriteStatus's lock makes a
-// racing write retry instead of dropping the other's condition.
+// racing write retry instead of dropping the other's condition. b may be
+// the cache's object: WriteStatus, which writes the answer into the object
+// it is given, gets a copy.
 func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *workv1alpha2.ResourceBindingStatus) (time.Duration, error) {
-	if retry, err := bindingkind.WriteStatus(ctx, r.client, b, status); err != nil || retry > 0 {
+	if retry, err := bindingkind.WriteStatus(ctx, r.client, b.DeepCopyObject().(client.Object), status); err != nil || retry > 0 {
 		return retry, err
 	}
 	r.statusWrites.written(client.ObjectKeyFromObject(b))

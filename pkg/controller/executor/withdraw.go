@@ -256,9 +256,11 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 			return reconcile.Result{}, err
 		}
 	}
-	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	// b may be the cache's object: the finalizer comes off a copy.
+	base := b
+	b = b.DeepCopyObject().(client.Object)
 	controllerutil.RemoveFinalizer(b, Finalizer)
-	if err := r.client.Patch(ctx, b, patch); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.client.Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, err
 	}
 	r.templates.Forget(client.ObjectKeyFromObject(b))

@@ -136,7 +136,10 @@ type want struct {
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	obj := r.kind.NewObject()
-	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+	// The cache's object, not a copy: after a restart every binding comes
+	// through here and nearly all have nothing to evict. It is only read;
+	// setBlocked and evict change a copy of it.
+	if err := r.client.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.unhealthy.forgetBinding(req.String())
 		}
@@ -390,8 +393,8 @@ func (r *reconciler) holdBack(ctx context.Context, obj client.Object, due []want
 
 // evict removes the due clusters from spec.clusters and records their
 // tasks, in one write.
-func (r *reconciler) evict(ctx context.Context, obj client.Object, due []want, now time.Time) error {
-	base := obj.DeepCopyObject().(client.Object)
+func (r *reconciler) evict(ctx context.Context, cached client.Object, due []want, now time.Time) error {
+	base, obj := cached, cached.DeepCopyObject().(client.Object)
 	spec := r.kind.Spec(obj)
 	var done []want
 	for _, w := range due {
@@ -422,26 +425,25 @@ func (r *reconciler) evict(ctx context.Context, obj client.Object, due []want, n
 // setBlocked sets the EvictionBlocked condition to cond, or removes it for
 // nil; it writes only on change and tells with an event when an eviction
 // becomes blocked.
-func (r *reconciler) setBlocked(ctx context.Context, obj client.Object, cond *metav1.Condition) error {
-	status := r.kind.Status(obj)
-	prev := meta.FindStatusCondition(status.Conditions, workv1alpha2.EvictionBlocked)
+func (r *reconciler) setBlocked(ctx context.Context, cached client.Object, cond *metav1.Condition) error {
+	prev := meta.FindStatusCondition(r.kind.Status(cached).Conditions, workv1alpha2.EvictionBlocked)
 	if cond == nil && prev == nil {
 		return nil
 	}
 	if cond != nil && prev != nil && prev.Status == cond.Status && prev.Reason == cond.Reason && prev.Message == cond.Message {
 		return nil
 	}
-	base := obj.DeepCopyObject().(client.Object)
+	// WriteStatus writes the answer into the object it is given: a copy,
+	// not the cache's.
+	obj := cached.DeepCopyObject().(client.Object)
+	status := r.kind.Status(obj).DeepCopy()
 	if cond == nil {
 		meta.RemoveStatusCondition(&status.Conditions, workv1alpha2.EvictionBlocked)
 	} else {
 		cond.ObservedGeneration = obj.GetGeneration()
 		meta.SetStatusCondition(&status.Conditions, *cond)
 	}
-	if semantic.Equal(r.kind.Status(base), status) {
-		return nil
-	}
-	retry, err := bindingkind.WriteStatus(ctx, r.client, base, status)
+	retry, err := bindingkind.WriteStatus(ctx, r.client, obj, status)
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,8 @@ func retains(o metav1.Object) bool {
 // Reconcile brings one workload's template replicas to its members' sum.
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	var rb workv1alpha2.ResourceBinding
-	if err := r.client.Get(ctx, req.NamespacedName, &rb); err != nil {
+	// The binding is only read: no copy of it out of the cache.
+	if err := r.client.Get(ctx, req.NamespacedName, &rb, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	sum, ok := membersSum(&rb)
