@@ -165,7 +165,10 @@ type reconciler struct {
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	logger := klog.FromContext(ctx)
 	obj := r.kind.NewObject()
-	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+	// The cache's object, not a copy: after a restart every binding is
+	// scheduled again and nearly every result is the same. An attempt only
+	// reads it; schedule changes copies.
+	if err := r.client.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
@@ -246,7 +249,9 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 		logger.V(0).Info("No cluster matches the placement any more; withdrawing", "binding", klog.KObj(obj), "from", resultString(spec.Clusters))
 	}
 	if resultChanged || targetChanged || a.tasksChanged() {
-		base := obj.DeepCopyObject().(client.Object)
+		base := obj
+		obj = obj.DeepCopyObject().(client.Object)
+		spec = r.kind.Spec(obj)
 		if resultChanged {
 			spec.Clusters = res.Clusters
 		}
@@ -254,7 +259,11 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 			rebalance.Annotate(obj, rebalance.TargetAnnotation, target)
 			logger.V(1).Info("Binding moves gradually", "binding", klog.KObj(obj), "target", res.Clusters)
 		}
-		spec.GracefulEvictionTasks = a.tasks
+		if a.tasksChanged() {
+			// a.tasks is a new slice then; unchanged, it is the cache's,
+			// which the patch's answer must not be decoded into.
+			spec.GracefulEvictionTasks = a.tasks
+		}
 		if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
 			client.FieldOwner(names.FieldManager)); err != nil {
 			return resultError, 0, fmt.Errorf("writing spec.clusters of %s %s: %w", r.kind.Kind(), klog.KObj(obj), err)
@@ -271,8 +280,10 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 		}
 	}
 
-	base := obj.DeepCopyObject().(client.Object)
-	spec, status := r.kind.Spec(obj), r.kind.Status(obj)
+	// obj may still be the cache's: the new status is built on a copy of
+	// the status alone, and WriteStatus gets a copy of obj to write into.
+	spec, current := r.kind.Spec(obj), r.kind.Status(obj)
+	status := current.DeepCopy()
 	// A part handed to the executor counts as written while it is pending.
 	pending, hasPending := r.statusHandoff.Pending(obj.GetUID(), obj.GetGeneration())
 	if hasPending {
@@ -305,14 +316,17 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 		if left := r.statusHandoff.Timeout() - r.clock.Since(pending.Since); left > 0 {
 			return result, sooner(a.requeue, left), nil
 		}
-		if !semantic.Equal(r.kind.Status(base), status) {
+		if !semantic.Equal(current, status) {
 			// The executor has not written it in time.
 			handoffsTotal.WithLabelValues("timed-out").Inc()
 		}
 	}
-	retry, err := bindingkind.WriteStatus(ctx, r.client, base, status)
-	if err != nil {
-		return resultError, 0, err
+	var retry time.Duration
+	if !semantic.Equal(current, status) {
+		var werr error
+		if retry, werr = bindingkind.WriteStatus(ctx, r.client, obj.DeepCopyObject().(client.Object), status); werr != nil {
+			return resultError, 0, werr
+		}
 	}
 	if retry == 0 {
 		r.statusHandoff.Done(obj.GetUID(), obj.GetGeneration())
