@@ -267,7 +267,10 @@ func (r *reconciler) mapDependency(kind string) func(context.Context, *metav1.Pa
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var b workv1alpha2.ResourceBinding
 	var deps []Dependency
-	err := r.client.Get(ctx, req.NamespacedName, &b)
+	// Bindings are read from the cache without copies here (design 0013,
+	// decision 33): every write goes through a copy (patch's updated,
+	// recordInterpretation's status) or a new object.
+	err := r.client.Get(ctx, req.NamespacedName, &b, client.UnsafeDisableDeepCopy)
 	switch {
 	case apierrors.IsNotFound(err):
 		b = workv1alpha2.ResourceBinding{}
@@ -314,7 +317,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			"Sync schedule results to dependencies succeed.")
 	}
 	var attached workv1alpha2.ResourceBindingList
-	if err := r.client.List(ctx, &attached, client.InNamespace(req.Namespace), client.MatchingFields{IndexRequiredBy: req.Name}); err != nil {
+	if err := r.client.List(ctx, &attached, client.InNamespace(req.Namespace), client.MatchingFields{IndexRequiredBy: req.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing bindings required by %s: %w", req, err)
 	}
 	for i := range attached.Items {
@@ -429,7 +432,7 @@ func (r *reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 	snap := snapshotOf(b)
 
 	var existing workv1alpha2.ResourceBinding
-	err = r.client.Get(ctx, key, &existing)
+	err = r.client.Get(ctx, key, &existing, client.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
 		a := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{
 			Namespace: key.Namespace, Name: key.Name,
@@ -590,7 +593,7 @@ func (r *reconciler) complete(ctx context.Context, spec *workv1alpha2.ResourceBi
 		rb := self
 		if self == nil || self.Name != s.Name {
 			var b workv1alpha2.ResourceBinding
-			err := r.client.Get(ctx, types.NamespacedName{Namespace: spec.Resource.Namespace, Name: s.Name}, &b)
+			err := r.client.Get(ctx, types.NamespacedName{Namespace: spec.Resource.Namespace, Name: s.Name}, &b, client.UnsafeDisableDeepCopy)
 			if apierrors.IsNotFound(err) {
 				continue // its own reconcile removes it
 			}
