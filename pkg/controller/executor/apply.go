@@ -43,16 +43,10 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	if err != nil {
 		return fail(fmt.Errorf("cluster %s: %w", cluster, err))
 	}
-	desired, err := r.interp.Render(ctx, template, replicas)
-	if err != nil {
-		return res.interpretationFailed(err)
-	}
-	if hpa != nil {
-		// This cluster's share of the HPA's range (before overrides, so an
-		// override of minReplicas/maxReplicas still wins).
-		interpreter.SetAutoscalerBounds(desired, hpa.Min, hpa.Max)
-	}
-	gvk := desired.GroupVersionKind()
+	// The member cache is looked at before the template is rendered: a
+	// binding that parks below (a restart: every binding, once) renders
+	// nothing. Rendering keeps the template's kind.
+	gvk := template.GroupVersionKind()
 	mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return fail(fmt.Errorf("cluster %s does not serve %s: %w", cluster, gvk, err))
@@ -84,6 +78,15 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		return res
 	case !waitSyncedFor(ctx, member, mapping.Resource, 10*time.Second):
 		return fail(fmt.Errorf("cluster %s: %s: %w", cluster, mapping.Resource.Resource, errNotSynced))
+	}
+	desired, err := r.interp.Render(ctx, template, replicas)
+	if err != nil {
+		return res.interpretationFailed(err)
+	}
+	if hpa != nil {
+		// This cluster's share of the HPA's range (before overrides, so an
+		// override of minReplicas/maxReplicas still wins).
+		interpreter.SetAutoscalerBounds(desired, hpa.Min, hpa.Max)
 	}
 	// Overrides apply to the rendered manifest, before atoll's own metadata
 	// (so no override can detach the object from its binding) and before
