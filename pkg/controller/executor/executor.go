@@ -130,7 +130,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			unresponsive:  newUnresponsive(opts.Clock),
 		}
 		r.sweeper = newSweeper(r, opts.SweepPeriod, 30*time.Second)
-		r.parked = newParked(ctx, 100*time.Millisecond, func(req reconcile.Request) { r.enqueue(req, true) })
+		r.parked = newParked(ctx, 100*time.Millisecond, func(req reconcile.Request) { r.enqueue(req, true) },
+			parkedBindings.WithLabelValues(kind.name()))
 		// Override policy changes re-render the bindings they may affect.
 		bldr := builder.ControllerManagedBy(mgr).
 			Named("executor-"+kind.name()).

@@ -23,10 +23,14 @@ var (
 		Name: "atoll_executor_binding_status_writes_total",
 		Help: "Binding status changes the executor wrote (written) and those it held back to coalesce with later ones (coalesced), by binding kind.",
 	}, []string{"kind", "result"})
+	parkedBindings = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "atoll_executor_parked_bindings",
+		Help: "Bindings waiting, outside the work queue, for a member cache's first list or a list of templates, by binding kind.",
+	}, []string{"kind"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(sweepsTotal, handedBackTotal, memberApplySeconds, bindingStatusWrites)
+	metrics.Registry.MustRegister(sweepsTotal, handedBackTotal, memberApplySeconds, bindingStatusWrites, parkedBindings)
 }
 
 func applyOutcome(err error) string {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -23,13 +24,16 @@ type parked struct {
 	// poll is how often a listing cache is looked at.
 	poll    time.Duration
 	enqueue func(reconcile.Request)
+	// count is the number parked, exported: work that waits here is in
+	// no queue, so "every queue empty" does not mean idle without it.
+	count prometheus.Gauge
 
 	mu      sync.Mutex
 	byCache map[string]map[reconcile.Request]struct{}
 }
 
-func newParked(ctx context.Context, poll time.Duration, enqueue func(reconcile.Request)) *parked {
-	return &parked{ctx: ctx, poll: poll, enqueue: enqueue, byCache: map[string]map[reconcile.Request]struct{}{}}
+func newParked(ctx context.Context, poll time.Duration, enqueue func(reconcile.Request), count prometheus.Gauge) *parked {
+	return &parked{ctx: ctx, poll: poll, enqueue: enqueue, count: count, byCache: map[string]map[reconcile.Request]struct{}{}}
 }
 
 // park holds req until listing (the list named cacheKey is still under
@@ -38,10 +42,14 @@ func (p *parked) park(cacheKey string, req reconcile.Request, listing func() boo
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if waiting, ok := p.byCache[cacheKey]; ok {
-		waiting[req] = struct{}{}
+		if _, already := waiting[req]; !already {
+			waiting[req] = struct{}{}
+			p.count.Inc()
+		}
 		return
 	}
 	p.byCache[cacheKey] = map[reconcile.Request]struct{}{req: {}}
+	p.count.Inc()
 	go p.wait(cacheKey, listing)
 }
 
@@ -54,6 +62,7 @@ func (p *parked) wait(cacheKey string, listing func() bool) {
 			// Shutting down: the bindings are not lost, a new process
 			// lists them again.
 			p.mu.Lock()
+			p.count.Sub(float64(len(p.byCache[cacheKey])))
 			delete(p.byCache, cacheKey)
 			p.mu.Unlock()
 			return
@@ -63,6 +72,7 @@ func (p *parked) wait(cacheKey string, listing func() bool) {
 	p.mu.Lock()
 	waiting := p.byCache[cacheKey]
 	delete(p.byCache, cacheKey)
+	p.count.Sub(float64(len(waiting)))
 	p.mu.Unlock()
 	for req := range waiting {
 		p.enqueue(req)

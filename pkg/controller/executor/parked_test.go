@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -47,11 +49,19 @@ func TestParkedUntilTheListIsIn(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	count := prometheus.NewGauge(prometheus.GaugeOpts{Name: "parked"})
 	p := newParked(ctx, time.Millisecond, func(req reconcile.Request) {
 		mu.Lock()
 		enqueued = append(enqueued, req)
 		mu.Unlock()
-	})
+	}, count)
+	// The exported count follows what is parked.
+	counted := func(t *testing.T) {
+		t.Helper()
+		if got, want := testutil.ToFloat64(count), float64(p.len()); got != want {
+			t.Fatalf("parked count %v, want %v", got, want)
+		}
+	}
 	req := func(name string) reconcile.Request {
 		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: name}}
 	}
@@ -65,6 +75,7 @@ func TestParkedUntilTheListIsIn(t *testing.T) {
 	if e := got(); len(e) != 0 || p.len() != 3 {
 		t.Fatalf("while both caches list: enqueued %v, %d parked; want none enqueued, 3 parked", e, p.len())
 	}
+	counted(t)
 
 	a.done.Store(true)
 	for deadline := time.Now().Add(30 * time.Second); len(got()) < 2; time.Sleep(time.Millisecond) {
@@ -81,6 +92,7 @@ func TestParkedUntilTheListIsIn(t *testing.T) {
 	if p.len() != 1 {
 		t.Fatalf("%d parked, want b1 alone", p.len())
 	}
+	counted(t)
 
 	// A binding parked on a cache that is no longer listing goes at once.
 	p.park("m1/configmaps", req("a3"), a.listing)
@@ -101,4 +113,5 @@ func TestParkedUntilTheListIsIn(t *testing.T) {
 	if diff := cmp.Diff(append(want, req("a3")), got(), sortReqs); diff != "" {
 		t.Fatalf("enqueued (-want +got):\n%s", diff)
 	}
+	counted(t)
 }

@@ -189,7 +189,15 @@ func TestRestartAt1000Templates(t *testing.T) {
 	t.Logf("new template in both members %s after its create; queue depths when it was created: %v, when it had landed: %v",
 		time.Since(created).Round(time.Millisecond), backlog, queueDepth(t, metricsAddr, "detector", "executor-resourcebinding"))
 
-	time.Sleep(10 * time.Second) // a few status periods and coalescing windows
+	// The restart is over when nothing is queued, parked (bindings waiting
+	// for a member's or the templates' first list are in no queue) or in a
+	// worker's hands; then a few status periods and coalescing windows.
+	framework.Eventually(t, 5*time.Minute, "the restarted controllers settled", func() (bool, string) {
+		m := framework.ScrapeMetrics(t, metricsAddr)
+		queued, working, parked := m.Sum("workqueue_depth"), m.Sum("controller_runtime_active_workers"), m.Sum("atoll_executor_parked_bindings")
+		return queued == 0 && working == 0 && parked == 0, fmt.Sprintf("queued %v, workers busy %v, parked %v", queued, working, parked)
+	})
+	time.Sleep(10 * time.Second)
 	after := versions(t, c, members)
 	var changed []string
 	for k, v := range before {
