@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -139,14 +138,9 @@ func namesByKind(t *testing.T, s *InformerSource, kinds map[schema.GroupVersionK
 
 // customizationsListed lists customizations, then watches events.
 func customizationsListed(listed []*configv1alpha1.ResourceInterpreterCustomization, events watch.Interface) toolscache.ListerWatcher {
-	return utiltesting.ListThenWatch(&toolscache.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			list := &configv1alpha1.ResourceInterpreterCustomizationList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
-			for _, c := range listed {
-				list.Items = append(list.Items, *c)
-			}
-			return list, nil
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return events, nil },
-	})
+	list := &configv1alpha1.ResourceInterpreterCustomizationList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
+	for _, c := range listed {
+		list.Items = append(list.Items, *c)
+	}
+	return utiltesting.Listed(list, events)
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -77,19 +76,14 @@ func syncedInformer(ctx context.Context, t *testing.T, n int) toolscache.SharedI
 
 // listedOnly lists n ConfigMaps' metadata and then watches nothing.
 func listedOnly(n int) toolscache.ListerWatcher {
-	return utiltesting.ListThenWatch(&toolscache.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
-			for i := range n {
-				list.Items = append(list.Items, metav1.PartialObjectMetadata{
-					TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-					ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("cm-%d", i), ResourceVersion: "1"},
-				})
-			}
-			return list, nil
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
-	})
+	list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
+	for i := range n {
+		list.Items = append(list.Items, metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("cm-%d", i), ResourceVersion: "1"},
+		})
+	}
+	return utiltesting.Listed(list, watch.NewFake())
 }
 
 // TestInitialBindingQueuesOnlyAnOrphan: a binding of the initial list

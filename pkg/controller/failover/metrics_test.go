@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -100,16 +99,11 @@ func binding(name string, producers ...string) *workv1alpha2.ResourceBinding {
 
 // bindingsListed lists bindings, then watches events.
 func bindingsListed(bindings []*workv1alpha2.ResourceBinding, events watch.Interface) toolscache.ListerWatcher {
-	return utiltesting.ListThenWatch(&toolscache.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			list := &workv1alpha2.ResourceBindingList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
-			for _, b := range bindings {
-				list.Items = append(list.Items, *b)
-			}
-			return list, nil
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return events, nil },
-	})
+	list := &workv1alpha2.ResourceBindingList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
+	for _, b := range bindings {
+		list.Items = append(list.Items, *b)
+	}
+	return utiltesting.Listed(list, events)
 }
 
 // gauges collects c's gauge by its one label.
