@@ -443,6 +443,9 @@ func (r *reconciler) setBlocked(ctx context.Context, cached client.Object, cond 
 		cond.ObservedGeneration = obj.GetGeneration()
 		meta.SetStatusCondition(&status.Conditions, *cond)
 	}
+	if semantic.Equal(r.kind.Status(obj), status) {
+		return nil
+	}
 	retry, err := bindingkind.WriteStatus(ctx, r.client, obj, status)
 	if err != nil {
 		return err
