@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -19,8 +20,7 @@ import (
 )
 
 // Source lists the ResourceInterpreterCustomizations whose target is one
-// kind, sorted by name (the controller-manager's is InformerSource). The
-// slice may be shared: callers do not modify it.
+// kind (the controller-manager's is its informer cache).
 type Source interface {
 	ForKind(ctx context.Context, gvk schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error)
 }
@@ -74,6 +74,7 @@ func (c *Customizations) lookupAll(ctx context.Context, gvk schema.GroupVersionK
 	if err != nil {
 		return nil, fmt.Errorf("listing ResourceInterpreterCustomizations for %s: %w", gvk, err)
 	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	var out []*compiled
 	for i := range list {
 		ric := &list[i]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +22,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/interpreter/script"
 )
 
-// staticSource serves a fixed list of customizations (by name, as Source
-// promises).
+// staticSource serves a fixed list of customizations.
 type staticSource []configv1alpha1.ResourceInterpreterCustomization
 
 func (s staticSource) ForKind(_ context.Context, gvk schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error) {
@@ -34,7 +32,6 @@ func (s staticSource) ForKind(_ context.Context, gvk schema.GroupVersionKind) ([
 			out = append(out, c)
 		}
 	}
-	slices.SortFunc(out, func(a, b configv1alpha1.ResourceInterpreterCustomization) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

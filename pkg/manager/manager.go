@@ -35,7 +35,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/atoll-dev/atoll/apis"
-	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
@@ -430,15 +429,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}
 	// One interpreter, reading customizations from the manager's cache,
 	// serves every controller.
-	customizations, err := mgr.GetCache().GetInformer(ctx, &configv1alpha1.ResourceInterpreterCustomization{})
-	if err != nil {
-		return nil, err
-	}
-	source, err := interpreter.NewInformerSource(customizations)
-	if err != nil {
-		return nil, err
-	}
-	interp := interpreter.New(interpreter.NewCustomizations(source, script.DefaultLimits))
+	interp := interpreter.New(interpreter.NewCustomizations(interpreter.CacheSource{Reader: mgr.GetCache()}, script.DefaultLimits))
 	if shards.Sharded() {
 		if err := mgr.Add(&shard.Leases{Owner: shards, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 			Namespace: opts.LeaderElectionNamespace, Group: opts.LeaderElectionID, Identity: identity, Timing: opts.ShardTiming}); err != nil {
