@@ -40,7 +40,8 @@ import (
 //   - peak-kb/template: the peak RSS (VmHWM) of a cold restart with
 //     everything in place;
 //   - restart-idle-s: from the restarted process's start to ready with
-//     empty queues, no worker busy and no binding parked; restart-changed: templates, bindings and member copies
+//     empty queues, no worker busy and no binding parked;
+//     restart-changed: templates, bindings and member copies
 //     written by the restart (0 is the target); restart-writes: all writes
 //     to the API servers meanwhile, the fresh template's own (about ten)
 //     included;
