@@ -20,9 +20,11 @@ import (
 )
 
 // Source lists the ResourceInterpreterCustomizations whose target is one
-// kind (the controller-manager's is its informer cache).
+// kind (the controller-manager's is its informer's store, IndexSource).
+// The slice is the caller's; the customizations it points to are shared
+// and only read.
 type Source interface {
-	ForKind(ctx context.Context, gvk schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error)
+	ForKind(ctx context.Context, gvk schema.GroupVersionKind) ([]*configv1alpha1.ResourceInterpreterCustomization, error)
 }
 
 // Customizations holds the compiled scripts of the customizations Source
@@ -76,8 +78,7 @@ func (c *Customizations) lookupAll(ctx context.Context, gvk schema.GroupVersionK
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	var out []*compiled
-	for i := range list {
-		ric := &list[i]
+	for _, ric := range list {
 		if ric.Spec.Target.APIVersion != gvk.GroupVersion().String() || ric.Spec.Target.Kind != gvk.Kind {
 			continue
 		}

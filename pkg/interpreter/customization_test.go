@@ -25,10 +25,10 @@ import (
 // staticSource serves a fixed list of customizations.
 type staticSource []configv1alpha1.ResourceInterpreterCustomization
 
-func (s staticSource) ForKind(_ context.Context, gvk schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error) {
-	var out []configv1alpha1.ResourceInterpreterCustomization
-	for _, c := range s {
-		if c.Spec.Target.APIVersion == gvk.GroupVersion().String() && c.Spec.Target.Kind == gvk.Kind {
+func (s staticSource) ForKind(_ context.Context, gvk schema.GroupVersionKind) ([]*configv1alpha1.ResourceInterpreterCustomization, error) {
+	var out []*configv1alpha1.ResourceInterpreterCustomization
+	for i := range s {
+		if c := &s[i]; c.Spec.Target.APIVersion == gvk.GroupVersion().String() && c.Spec.Target.Kind == gvk.Kind {
 			out = append(out, c)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	eventsclient "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,6 +36,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/atoll-dev/atoll/apis"
+	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
@@ -429,7 +431,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}
 	// One interpreter, reading customizations from the manager's cache,
 	// serves every controller.
-	interp := interpreter.New(interpreter.NewCustomizations(interpreter.CacheSource{Reader: mgr.GetCache()}, script.DefaultLimits))
+	customizations, err := customizationSource(ctx, mgr.GetCache())
+	if err != nil {
+		return nil, err
+	}
+	interp := interpreter.New(interpreter.NewCustomizations(customizations, script.DefaultLimits))
 	if shards.Sharded() {
 		if err := mgr.Add(&shard.Leases{Owner: shards, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 			Namespace: opts.LeaderElectionNamespace, Group: opts.LeaderElectionID, Identity: identity, Timing: opts.ShardTiming}); err != nil {
@@ -514,3 +520,17 @@ func ensureNamespace(ctx context.Context, cfg *rest.Config, ns string) error {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// customizationSource indexes the manager cache's informer of
+// ResourceInterpreterCustomizations for the interpreter's lookups.
+func customizationSource(ctx context.Context, c cache.Cache) (*interpreter.IndexSource, error) {
+	inf, err := c.GetInformer(ctx, &configv1alpha1.ResourceInterpreterCustomization{})
+	if err != nil {
+		return nil, fmt.Errorf("ResourceInterpreterCustomization informer: %w", err)
+	}
+	shared, ok := inf.(toolscache.SharedIndexInformer)
+	if !ok {
+		return nil, fmt.Errorf("ResourceInterpreterCustomization informer is a %T, not a shared index informer", inf)
+	}
+	return interpreter.NewIndexSource(shared)
+}

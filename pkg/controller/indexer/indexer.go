@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/atoll-dev/atoll/apis/apps/v1alpha1"
-	configv1alpha1 "github.com/atoll-dev/atoll/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/names"
@@ -53,10 +52,6 @@ const (
 	// spec.workloadAffinityGroups, so the scheduler reads only the
 	// bindings of a group (with client.InNamespace: groups are namespaced).
 	WorkloadGroup = "atoll.dev/workload-group"
-
-	// CustomizationTarget indexes ResourceInterpreterCustomizations by
-	// their target, TargetKey(gvk).
-	CustomizationTarget = "atoll.dev/customization-target"
 )
 
 // FieldIndexer is the manager's field indexer.
@@ -99,14 +94,6 @@ func Setup(ctx context.Context, fi FieldIndexer) error {
 		{&appsv1alpha1.Rebalance{}, RebalanceBinding, func(o client.Object) []string {
 			w := o.(*appsv1alpha1.Rebalance).Spec.Workload
 			return []string{names.BindingName(w.Kind, w.Name)}
-		}},
-		{&configv1alpha1.ResourceInterpreterCustomization{}, CustomizationTarget, func(o client.Object) []string {
-			t := o.(*configv1alpha1.ResourceInterpreterCustomization).Spec.Target
-			gv, err := schema.ParseGroupVersion(t.APIVersion)
-			if err != nil {
-				return nil
-			}
-			return []string{TargetKey(gv.WithKind(t.Kind))}
 		}},
 	} {
 		if err := fi.IndexField(ctx, ix.obj, ix.name, ix.extract); err != nil {
@@ -182,11 +169,6 @@ func scaleTarget(o client.Object) []string {
 
 // ScaleTargetKey is the ScaleTarget index value of a template.
 func ScaleTargetKey(group, kind, name string) string { return group + "/" + kind + "/" + name }
-
-// TargetKey is the CustomizationTarget index value of a kind.
-func TargetKey(gvk schema.GroupVersionKind) string {
-	return gvk.GroupVersion().String() + "/" + gvk.Kind
-}
 
 func selectorKeys(selectors []policyv1alpha1.ResourceSelector) []string {
 	var keys []string
