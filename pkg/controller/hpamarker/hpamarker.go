@@ -125,8 +125,13 @@ func (r *reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 	for i := range hpas.Items {
 		targeted = targeted || hpas.Items[i].DeletionTimestamp == nil
 	}
-	m := metadataOf(schema.GroupKind{Group: key.Group, Kind: key.Kind})
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: key.Name}, m); err != nil {
+	gk := schema.GroupKind{Group: key.Group, Kind: key.Kind}
+	nn := types.NamespacedName{Namespace: key.Namespace, Name: key.Name}
+	// Read from the cache without a copy (every template passes here after
+	// a restart); m is only read. The patch decodes its answer into a
+	// fresh object, never into the cache's.
+	m := metadataOf(gk)
+	if err := r.client.Get(ctx, nn, m, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	_, labelled := m.Labels[interpreter.RetainReplicasLabel]
@@ -148,7 +153,9 @@ func (r *reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.client.Patch(ctx, m, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(names.FieldManager)); err != nil {
+	target := metadataOf(gk)
+	target.Namespace, target.Name = nn.Namespace, nn.Name
+	if err := r.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(names.FieldManager)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return ctrl.Result{}, nil
 		}
