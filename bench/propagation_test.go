@@ -677,6 +677,39 @@ func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requestCounts
 	return out, nil
 }
 
+// scrapeConsistencyChecks is, per resource (resource.group), the number
+// of watch-cache consistency checks an API server has finished
+// (apiserver_storage_consistency_checks_total, every outcome). Each lists
+// every object of the resource from etcd and decodes it, every 5 to 7.5
+// minutes per resource (Kubernetes' DetectCacheInconsistency, on by
+// default since 1.34): at tens of thousands of objects one check costs as
+// much CPU as a controller-manager's restart, so a figure measured while
+// one runs says so.
+func scrapeConsistencyChecks(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading /metrics: %w", err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		rest, ok := strings.CutPrefix(line, "apiserver_storage_consistency_checks_total{")
+		if !ok {
+			continue
+		}
+		end := strings.LastIndex(rest, "}")
+		if end < 0 {
+			continue
+		}
+		labels := parseLabels(rest[:end])
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %q: %w", line, err)
+		}
+		out[strings.TrimSuffix(labels["resource"]+"."+labels["group"], ".")] += v
+	}
+	return out, nil
+}
+
 // parseLabels parses `a="x",b="y"` (Prometheus text format; values here
 // contain no escapes).
 func parseLabels(s string) map[string]string {
