@@ -649,32 +649,14 @@ type requestCounts map[requestKey]float64
 // scrapeRequests reads apiserver_request_total from an API server's
 // /metrics (which the API server does not count itself).
 func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requestCounts, error) {
-	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading /metrics: %w", err)
-	}
 	out := requestCounts{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
-		if !ok {
-			continue
-		}
-		end := strings.LastIndex(rest, "}")
-		if end < 0 {
-			continue
-		}
-		labels := parseLabels(rest[:end])
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
-		if err != nil {
-			return nil, fmt.Errorf("parsing %q: %w", line, err)
-		}
-		k := requestKey{labels["verb"], labels["group"], labels["resource"], labels["subresource"], labels["component"], labels["code"]}
-		out[k] += v
+	err := scrapeCounter(ctx, cs, "apiserver_request_total", func(labels map[string]string, v float64) {
+		out[requestKey{labels["verb"], labels["group"], labels["resource"], labels["subresource"], labels["component"], labels["code"]}] += v
+	})
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("no apiserver_request_total in /metrics")
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no apiserver_request_total in /metrics")
-	}
-	return out, nil
+	return out, err
 }
 
 // scrapeConsistencyChecks is, per resource (resource.group), the number
@@ -686,13 +668,22 @@ func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requestCounts
 // much CPU as a controller-manager's restart, so a figure measured while
 // one runs says so.
 func scrapeConsistencyChecks(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
+	out := map[string]float64{}
+	err := scrapeCounter(ctx, cs, "apiserver_storage_consistency_checks_total", func(labels map[string]string, v float64) {
+		out[strings.TrimSuffix(labels["resource"]+"."+labels["group"], ".")] += v
+	})
+	return out, err
+}
+
+// scrapeCounter reads an API server's /metrics and hands each sample of
+// the metric name (with labels) to add.
+func scrapeCounter(ctx context.Context, cs kubernetes.Interface, name string, add func(labels map[string]string, v float64)) error {
 	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading /metrics: %w", err)
+		return fmt.Errorf("reading /metrics: %w", err)
 	}
-	out := map[string]float64{}
 	for _, line := range strings.Split(string(raw), "\n") {
-		rest, ok := strings.CutPrefix(line, "apiserver_storage_consistency_checks_total{")
+		rest, ok := strings.CutPrefix(line, name+"{")
 		if !ok {
 			continue
 		}
@@ -700,14 +691,13 @@ func scrapeConsistencyChecks(ctx context.Context, cs kubernetes.Interface) (map[
 		if end < 0 {
 			continue
 		}
-		labels := parseLabels(rest[:end])
 		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
 		if err != nil {
-			return nil, fmt.Errorf("parsing %q: %w", line, err)
+			return fmt.Errorf("parsing %q: %w", line, err)
 		}
-		out[strings.TrimSuffix(labels["resource"]+"."+labels["group"], ".")] += v
+		add(parseLabels(rest[:end]), v)
 	}
-	return out, nil
+	return nil
 }
 
 // parseLabels parses `a="x",b="y"` (Prometheus text format; values here
