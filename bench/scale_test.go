@@ -54,7 +54,10 @@ import (
 // ATOLL_BENCH_CM_ENV="GOGC=50 GOMEMLIMIT=300MiB" (for example) sets the
 // controller-manager's environment, to see what the Go runtime's own
 // memory settings do; ATOLL_BENCH_CM_ARGS="--event-types=Warning" (for
-// example) adds flags. ATOLL_BENCH_PPROF=DIR saves the controller-manager's
+// example) adds flags; ATOLL_BENCH_CP_ARGS adds `atoll up` flags, e.g.
+// "--kube-apiserver-arg=--feature-gates=DetectCacheInconsistency=false"
+// to take the control plane's consistency checks out of a measurement.
+// ATOLL_BENCH_PPROF=DIR saves the controller-manager's
 // heap profile after settling and the idle window, right after a
 // collection, sampled every 16 KB (DIR/scale-heap.pprof), and 30 s of CPU
 // profile from the restarted process's start (DIR/scale-restart-cpu.pprof;
@@ -360,7 +363,7 @@ func runTemplatesAtScale(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
 	defer cancel()
 	logDir := b.TempDir()
-	cpArgs := []string{"--controllers=", "--member-args=--api-only"}
+	cpArgs := append([]string{"--controllers=", "--member-args=--api-only"}, strings.Fields(os.Getenv("ATOLL_BENCH_CP_ARGS"))...)
 	cpPprof := ""
 	if os.Getenv("ATOLL_BENCH_PPROF") != "" {
 		// The control plane's process (API server, etcd) serves profiles
