@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"testing"
@@ -86,6 +87,60 @@ func TestIndexSourceForKind(t *testing.T) {
 			if !slices.Equal(names, tc.want) {
 				t.Errorf("ForKind(%s) = %v, want %v", tc.gvk, names, tc.want)
 			}
+		})
+	}
+}
+
+// The index follows the informer's events: a customization that changes
+// its target is found under the new kind only, and one whose target
+// becomes no API version under none.
+func TestIndexSourceFollowsTargetChanges(t *testing.T) {
+	cases := map[string]struct {
+		listed []*configv1alpha1.ResourceInterpreterCustomization
+		event  *configv1alpha1.ResourceInterpreterCustomization
+		want   map[schema.GroupVersionKind]string // "" for none
+	}{
+		"retargeted": {
+			listed: []*configv1alpha1.ResourceInterpreterCustomization{customization("a", "2", "apps/v1", "Deployment")},
+			event:  customization("a", "3", "apps.example.io/v1alpha1", "Rollout"),
+			want:   map[schema.GroupVersionKind]string{deploymentKind: "", rolloutKind: "a"},
+		},
+		"target no longer an API version": {
+			listed: []*configv1alpha1.ResourceInterpreterCustomization{customization("a", "2", "apps/v1", "Deployment")},
+			event:  customization("a", "3", "a/b/c", "Deployment"),
+			want:   map[schema.GroupVersionKind]string{deploymentKind: "", rolloutKind: ""},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			events := watch.NewFake()
+			src := indexSource(t, ctx, tc.listed, events, nil)
+			if _, err := src.ForKind(ctx, deploymentKind); err != nil {
+				t.Fatal(err)
+			}
+			events.Modify(tc.event)
+			// The event reaches the store in the background; wait for it,
+			// bounded (a failure shows the last answer).
+			var got map[schema.GroupVersionKind]string
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				got = map[schema.GroupVersionKind]string{}
+				for gvk := range tc.want {
+					list, err := src.ForKind(ctx, gvk)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got[gvk] = ""
+					for _, c := range list {
+						got[gvk] += c.Name
+					}
+				}
+				if maps.Equal(got, tc.want) {
+					return
+				}
+			}
+			t.Errorf("ForKind = %v, want %v", got, tc.want)
 		})
 	}
 }
