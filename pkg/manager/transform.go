@@ -49,11 +49,14 @@ func bindingTransform(obj any) (any, error) {
 	for i := range spec.Clusters {
 		spec.Clusters[i].Name = t.String(spec.Clusters[i].Name)
 	}
-	if p := spec.Placement; p != nil && p.ClusterAffinity != nil {
-		for i := range p.ClusterAffinity.ClusterNames {
-			p.ClusterAffinity.ClusterNames[i] = t.String(p.ClusterAffinity.ClusterNames[i])
-		}
-	}
+	// A policy's placement and failover behaviour are copied into every
+	// binding it claims, and workloads of one shape have the same replica
+	// requirements: equal ones share one copy (design 0013, decision 35).
+	// Share only reads what it is given, so a transform run twice (client-go's
+	// streaming list) writes nothing into a value already shared.
+	spec.Placement = placements.Share(spec.Placement)
+	spec.Failover = failovers.Share(spec.Failover)
+	spec.ReplicaRequirements = requirements.Share(spec.ReplicaRequirements)
 
 	for i := range status.Conditions {
 		c := &status.Conditions[i]
@@ -68,6 +71,16 @@ func bindingTransform(obj any) (any, error) {
 	}
 	return obj, nil
 }
+
+// The manager cache's shared binding parts: 1,024 slots each, room for
+// the distinct placements and requirement shapes of a large federation;
+// past that, a value that repeats is shared again from its next
+// occurrence.
+var (
+	placements   = intern.NewValues[policyv1alpha1.Placement](1 << 10)
+	failovers    = intern.NewValues[policyv1alpha1.FailoverBehavior](1 << 10)
+	requirements = intern.NewValues[workv1alpha2.ReplicaRequirements](1 << 10)
+)
 
 func internTypeMeta(tm metav1.TypeMeta) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: intern.Default.String(tm.APIVersion), Kind: intern.Default.String(tm.Kind)}
