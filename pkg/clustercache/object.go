@@ -26,9 +26,9 @@ import (
 // values are kept as plain strings and GetAnnotations builds the map.
 type Object struct {
 	metav1.TypeMeta
-	metav1.ObjectMeta
+	objectMeta
 	// owner holds the values of OwnerAnnotations, in that order ("" when
-	// absent); ObjectMeta.Annotations stays nil.
+	// absent).
 	owner [len(OwnerAnnotations)]string
 	// initialEventsEnd is set on the bookmark that ends a watch's initial
 	// events (the k8s.io/initial-events-end annotation), which the
@@ -72,11 +72,11 @@ func (o *Object) SetAnnotations(a map[string]string) {
 func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
 	raw, err := jsonpack.Unpack(o.packed)
 	if err != nil {
-		return nil, fmt.Errorf("unpacking cached %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		return nil, fmt.Errorf("unpacking cached %s %s/%s: %w", o.Kind, o.namespace, o.name, err)
 	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(raw); err != nil {
-		return nil, fmt.Errorf("decoding cached %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		return nil, fmt.Errorf("decoding cached %s %s/%s: %w", o.Kind, o.namespace, o.name, err)
 	}
 	return u, nil
 }
@@ -88,9 +88,9 @@ func (o *Object) Packed() []byte { return o.packed }
 // DeepCopyObject implements runtime.Object; the JSON is never changed, so
 // copies share it.
 func (o *Object) DeepCopyObject() runtime.Object {
-	c := &Object{TypeMeta: o.TypeMeta, owner: o.owner, initialEventsEnd: o.initialEventsEnd, packed: o.packed}
-	o.DeepCopyInto(&c.ObjectMeta)
-	return c
+	c := *o
+	c.deletionTimestamp = o.deletionTimestamp.DeepCopy()
+	return &c
 }
 
 // OwnerAnnotations are the annotations an Object keeps in its metadata: the

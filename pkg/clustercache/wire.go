@@ -65,7 +65,7 @@ func decodeTypedObject(raw []byte, typ metav1.TypeMeta) (*Object, error) {
 	}
 	cutStart, cutEnd, err := o.decodeMetadata(raw, metaStart)
 	if err != nil {
-		return nil, fmt.Errorf("decoding metadata of member %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		return nil, fmt.Errorf("decoding metadata of member %s %s/%s: %w", o.Kind, o.namespace, o.name, err)
 	}
 	if cutStart < 0 {
 		cutStart, cutEnd = len(raw), len(raw)
@@ -93,25 +93,25 @@ func (o *Object) decodeMetadata(raw []byte, start int) (cutStart, cutEnd int, er
 		var err error
 		switch {
 		case m.KeyIs("name"):
-			o.Name, err = jsonscan.String(value)
+			o.name, err = jsonscan.String(value)
 		case m.KeyIs("namespace"):
-			o.Namespace, err = jsonscan.String(value)
-			o.Namespace = intern.Default.String(o.Namespace)
+			o.namespace, err = jsonscan.String(value)
+			o.namespace = intern.Default.String(o.namespace)
 		case m.KeyIs("uid"):
 			var uid string
 			uid, err = jsonscan.String(value)
-			o.UID = types.UID(uid)
+			o.uid = types.UID(uid)
 		case m.KeyIs("resourceVersion"):
-			o.ResourceVersion, err = jsonscan.String(value)
+			o.resourceVersion, err = jsonscan.String(value)
 		case m.KeyIs("generation"):
 			if string(value) != "null" {
-				o.Generation, err = strconv.ParseInt(string(value), 10, 64)
+				o.generation, err = strconv.ParseInt(string(value), 10, 64)
 			}
 		case m.KeyIs("deletionTimestamp"):
 			if string(value) != "null" {
 				t := &metav1.Time{}
 				if err = t.UnmarshalJSON(value); err == nil {
-					o.DeletionTimestamp = t
+					o.deletionTimestamp = t
 				}
 			}
 		case m.KeyIs("annotations"):

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,4 +97,30 @@ func BenchmarkWatchDecode(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*events), "µs/event")
 		b.ReportMetric(float64(packed)/events, "packed-bytes/object")
 	})
+}
+
+// BenchmarkMemberCopyHeld decodes a member Deployment (as a watch event
+// carries it) into what the member informers keep, b.N times, keeps every
+// copy, and reports the heap each holds after a collection: the Object,
+// its kept metadata and its packed JSON. Run with -benchtime 20000x.
+func BenchmarkMemberCopyHeld(b *testing.B) {
+	d := mustDeployment(b)
+	d.ManagedFields = benchManagedFields
+	raw := mustJSON(b, d)
+	kept := make([]*Object, 0, b.N)
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	for b.Loop() {
+		o, err := decodeObject(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		kept = append(kept, o)
+	}
+	b.StopTimer()
+	goruntime.GC()
+	goruntime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(kept)), "held-bytes/object")
+	goruntime.KeepAlive(kept)
 }

@@ -53,7 +53,7 @@ func TestDecodeObjectAsTheMemberWritesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantMeta := metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "u-1", ResourceVersion: "42", Generation: 3}
-	if diff := cmp.Diff(wantMeta, o.ObjectMeta); diff != "" {
+	if diff := cmp.Diff(wantMeta, metaOf(o)); diff != "" {
 		t.Errorf("metadata kept (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, o.TypeMeta); diff != "" {
@@ -154,7 +154,7 @@ func TestDecodeObjectFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.wantMeta, o.ObjectMeta); diff != "" {
+			if diff := cmp.Diff(tc.wantMeta, metaOf(o)); diff != "" {
 				t.Errorf("metadata (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantOwner, o.GetAnnotations()); diff != "" {
@@ -177,8 +177,8 @@ func TestDecodeList(t *testing.T) {
 	}
 	for i, name := range []string{"a", "b"} {
 		o := &l.Items[i]
-		if o.Name != name || o.Kind != "ConfigMap" || o.APIVersion != "v1" {
-			t.Errorf("item %d: %s %s %s", i, o.APIVersion, o.Kind, o.Name)
+		if o.GetName() != name || o.Kind != "ConfigMap" || o.APIVersion != "v1" {
+			t.Errorf("item %d: %s %s %s", i, o.APIVersion, o.Kind, o.GetName())
 		}
 		u, err := o.Unstructured()
 		if err != nil {
@@ -275,7 +275,7 @@ func TestListWatchRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := list.(*ObjectList); len(l.Items) != 1 || l.Items[0].Name != "a" || l.Items[0].Kind != "Deployment" {
+	if l := list.(*ObjectList); len(l.Items) != 1 || l.Items[0].GetName() != "a" || l.Items[0].Kind != "Deployment" {
 		t.Errorf("list decoded as %+v", l)
 	}
 	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: "7", SendInitialEvents: ptr.To(true),
@@ -285,7 +285,7 @@ func TestListWatchRequests(t *testing.T) {
 	}
 	event := <-w.ResultChan()
 	w.Stop()
-	if o, ok := event.Object.(*Object); event.Type != watch.Added || !ok || o.Name != "a" || o.ResourceVersion != "8" {
+	if o, ok := event.Object.(*Object); event.Type != watch.Added || !ok || o.GetName() != "a" || o.GetResourceVersion() != "8" {
 		t.Errorf("watch event %s %#v", event.Type, event.Object)
 	}
 

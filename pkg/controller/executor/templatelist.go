@@ -120,14 +120,14 @@ func (l *templateLists) list(ctx context.Context, gvr schema.GroupVersionResourc
 			}
 			for i := range page.Items {
 				t := &page.Items[i]
-				key := types.NamespacedName{Name: names.BindingName(kind, t.Name)}
+				key := types.NamespacedName{Name: names.BindingName(kind, t.GetName())}
 				if namespaced {
-					key.Namespace = t.Namespace
+					key.Namespace = t.GetNamespace()
 				}
 				if !l.shards.Owns(key.Namespace, key.Name) {
 					continue
 				}
-				l.templates.PutPacked(key, t.ResourceVersion, t.Packed())
+				l.templates.PutPacked(key, t.GetResourceVersion(), t.Packed())
 				n++
 			}
 			if opts.Continue = page.Continue; opts.Continue == "" {
