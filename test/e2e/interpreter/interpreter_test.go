@@ -126,7 +126,7 @@ spec:
 %[2]s
   failover:
     application:
-      decisionConditions: {tolerationSeconds: 5}
+      decisionConditions: {tolerationSeconds: 3600}
       purgeMode: Directly
 `, ns, dividedOverTwo(2, 3)), "apply", "-f", "-")
 
@@ -161,6 +161,17 @@ spec:
 		r := jsonpath(t, "", "{.status.replicas}/{.status.readyReplicas}", "-n", ns, "rollout", "web")
 		health := jsonpath(t, "", "{.status.aggregatedStatus[*].health}", "-n", ns, "resourcebinding", "web-rollout")
 		return r == "5/5" && health == "Healthy Healthy", fmt.Sprintf("template status %s, health %q", r, health)
+	})
+
+	// The copies are unhealthy from their creation until the test reports
+	// them ready, so the policy tolerates that for an hour; only now, with
+	// both ready, does it tolerate 5 s (else a slow machine would see the
+	// new copies evicted before the test had made them ready).
+	world.MustKubectl(t, "", "patch", "-n", ns, "propagationpolicy", "web", "--type=merge",
+		"-p", `{"spec":{"failover":{"application":{"decisionConditions":{"tolerationSeconds":5}}}}}`)
+	framework.Eventually(t, time.Minute, "the binding tolerates 5 s", func() (bool, string) {
+		got := jsonpath(t, "", "{.spec.failover.application.decisionConditions.tolerationSeconds}", "-n", ns, "resourcebinding", "web-rollout")
+		return got == "5", got
 	})
 
 	// member2's copy stops being ready: InterpretHealth says Unhealthy, and
