@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	goruntime "runtime"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 )
 
 // benchManagedFields is what a member's managedFields hold for a
@@ -107,20 +107,11 @@ func BenchmarkMemberCopyHeld(b *testing.B) {
 	d := mustDeployment(b)
 	d.ManagedFields = benchManagedFields
 	raw := mustJSON(b, d)
-	kept := make([]*Object, 0, b.N)
-	var before, after goruntime.MemStats
-	goruntime.GC()
-	goruntime.ReadMemStats(&before)
-	for b.Loop() {
+	utiltesting.ReportHeldBytes(b, "held-bytes/object", func() any {
 		o, err := decodeObject(raw)
 		if err != nil {
 			b.Fatal(err)
 		}
-		kept = append(kept, o)
-	}
-	b.StopTimer()
-	goruntime.GC()
-	goruntime.ReadMemStats(&after)
-	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(kept)), "held-bytes/object")
-	goruntime.KeepAlive(kept)
+		return o
+	})
 }

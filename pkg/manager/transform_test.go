@@ -3,7 +3,6 @@ package manager
 import (
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -16,6 +15,7 @@ import (
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/pkg/util/wire"
 )
 
@@ -198,11 +198,7 @@ func BenchmarkCachedBinding(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(doc, func(b *testing.B) {
-			kept := make([]runtime.Object, 0, b.N)
-			var before, after goruntime.MemStats
-			goruntime.GC()
-			goruntime.ReadMemStats(&before)
-			for b.Loop() {
+			utiltesting.ReportHeldBytes(b, "held-bytes/binding", func() any {
 				obj, _, err := dec.Decode(data, nil, nil)
 				if err != nil {
 					b.Fatal(err)
@@ -211,13 +207,8 @@ func BenchmarkCachedBinding(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				kept = append(kept, out.(runtime.Object))
-			}
-			b.StopTimer()
-			goruntime.GC()
-			goruntime.ReadMemStats(&after)
-			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(kept)), "held-bytes/binding")
-			goruntime.KeepAlive(kept)
+				return out
+			})
 		})
 	}
 }
