@@ -12,12 +12,17 @@
 //	          the placement would use again, is dropped in the same write
 //	          that puts the cluster back: the copy there is reconciled, not
 //	          deleted and recreated.
-//	completed the task is dropped and the executor purges the old copy:
-//	          Directly at once, Gracefully once the replacement is healthy
-//	          or the grace period passed while the binding is scheduled,
-//	          Never only by hand. A task whose cluster cannot be reached is
-//	          kept: its copy cannot be purged anyway, and keeping the task
-//	          lets the cluster be reconciled by policy when it returns.
+//	purged    the executor deletes the old copy: Directly at once (the
+//	          task stays), Gracefully once the task is gone, Never only
+//	          by hand.
+//	completed the task is dropped once the replacement is healthy, or the
+//	          grace period passed while the binding is scheduled elsewhere
+//	          (a Directly task's copy is gone already: it completes then
+//	          even when the binding is scheduled nowhere). Until then the
+//	          scheduler leaves the task's cluster out. A task whose cluster
+//	          cannot be reached is kept: its copy cannot be purged anyway,
+//	          and keeping the task lets the cluster be reconciled by policy
+//	          when it returns.
 package eviction
 
 import (
@@ -226,13 +231,18 @@ func Assess(task *workv1alpha2.GracefulEvictionTask, cluster *clusterv1alpha1.Cl
 			return Keep, left
 		}
 	}
-	if mode == policyv1alpha1.PurgeModeDirectly && len(task.PreservedLabelState) == 0 || b.Healthy {
+	if b.Healthy {
 		return Complete, 0
 	}
-	// A Directly task carrying preserved state stays (its copy is purged
-	// regardless, Holds) while the replacement starts with the state's
-	// labels: until it is healthy or the grace period passed, as Karmada
-	// keeps every task.
+	// Every task stays until the replacement is healthy or the grace period
+	// passed, as Karmada keeps them, whatever the purge mode: a Directly
+	// task's copy is purged at once (Holds), but while the task exists the
+	// scheduler leaves its cluster out, so a replacement that is slow to
+	// turn healthy is not moved straight back to the cluster it was evicted
+	// from (with tolerationSeconds shorter than a copy's start, the
+	// workload would move between two clusters every tolerationSeconds),
+	// and a replacement starts with the state's labels when the task
+	// carries preserved state.
 	grace := defaultGrace
 	if task.GracePeriodSeconds != nil {
 		grace = time.Duration(*task.GracePeriodSeconds) * time.Second
@@ -243,7 +253,11 @@ func Assess(task *workv1alpha2.GracefulEvictionTask, cluster *clusterv1alpha1.Cl
 	if left := task.CreationTimestamp.Add(grace).Sub(now); left > 0 {
 		return Keep, left
 	}
-	if !b.Placed {
+	if !b.Placed && mode != policyv1alpha1.PurgeModeDirectly {
+		// The old copy is the only one: it stays until there is a
+		// replacement. A Directly task's copy is gone already, and keeping
+		// the task would only keep its cluster out of a placement that has
+		// nowhere else to go.
 		return Keep, 0
 	}
 	return Complete, 0

@@ -186,6 +186,30 @@ spec:
 		out, err := world.MemberKubectl(t, "member2", "", "get", "-n", ns, "rollout", "web")
 		return err != nil && strings.Contains(out, "NotFound"), out
 	})
+
+	// member1's copy now wants 5 replicas and 2 are ready: it is unhealthy
+	// for longer than tolerationSeconds as well. member2's task stays until
+	// the replacement is healthy (as Karmada keeps every task, Directly ones
+	// included), so member2 is not a candidate, and member1's eviction is
+	// held back instead of sending the workload back to member2, and then
+	// back again, every tolerationSeconds.
+	setReady("member1", 5, 2)
+	framework.Eventually(t, time.Minute, "member1's eviction held back while member2's task waits for a healthy replacement", func() (bool, string) {
+		reason := jsonpath(t, "", `{.status.conditions[?(@.type=="EvictionBlocked")].reason}`, "-n", ns, "resourcebinding", "web-rollout")
+		tasks := jsonpath(t, "", "{.spec.gracefulEvictionTasks[*].fromCluster}", "-n", ns, "resourcebinding", "web-rollout")
+		clusters := bindingClusters(t, ns, "web-rollout")
+		return reason == "NoAlternativeCluster" && tasks == "member2" && len(clusters) == 1 && clusters["member1"] == 5,
+			fmt.Sprintf("EvictionBlocked %q, tasks from %q, binding %v", reason, tasks, clusters)
+	})
+	setReady("member1", 5, 5)
+	framework.Eventually(t, time.Minute, "member2's task completed once member1 runs healthy, nothing blocked", func() (bool, string) {
+		blocked := jsonpath(t, "", `{.status.conditions[?(@.type=="EvictionBlocked")].status}`, "-n", ns, "resourcebinding", "web-rollout")
+		tasks := jsonpath(t, "", "{.spec.gracefulEvictionTasks[*].fromCluster}", "-n", ns, "resourcebinding", "web-rollout")
+		return blocked != "True" && tasks == "", fmt.Sprintf("EvictionBlocked %q, tasks from %q", blocked, tasks)
+	})
+	if clusters := bindingClusters(t, ns, "web-rollout"); len(clusters) != 1 || clusters["member1"] != 5 {
+		t.Errorf("binding %v after the task completed, want member1: 5", clusters)
+	}
 }
 
 // TestFailingCustomizationIsReportedAndContained: a customization whose
