@@ -9,6 +9,7 @@ import (
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
+	"github.com/atoll-dev/atoll/pkg/util/jsonvalue"
 )
 
 // Object is a member object as the member informers keep it: the metadata
@@ -75,7 +76,7 @@ func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("unpacking cached %s %s/%s: %w", o.Kind, o.namespace, o.name, err)
 	}
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(raw); err != nil {
+	if err := jsonvalue.Unstructured(raw, u); err != nil {
 		return nil, fmt.Errorf("decoding cached %s %s/%s: %w", o.Kind, o.namespace, o.name, err)
 	}
 	return u, nil

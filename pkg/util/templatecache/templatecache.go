@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/atoll-dev/atoll/pkg/util/jsonpack"
+	"github.com/atoll-dev/atoll/pkg/util/jsonvalue"
 )
 
 // Cache is safe for concurrent use; the zero value is not (use New).
@@ -47,7 +48,7 @@ func (c *Cache) Get(binding types.NamespacedName, rv string) (*unstructured.Unst
 		return nil, false
 	}
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(data); err != nil {
+	if err := jsonvalue.Unstructured(data, u); err != nil {
 		return nil, false
 	}
 	return u, true
