@@ -51,7 +51,7 @@ func Unstructured(data []byte, u *unstructured.Unstructured) error {
 func Object(data []byte) (map[string]any, error) {
 	d := decoder{b: data}
 	d.space()
-	if d.i >= len(d.b) || d.b[d.i] != '{' {
+	if !d.at('{') {
 		return nil, errSlow
 	}
 	m, err := d.object()
@@ -70,6 +70,9 @@ type decoder struct {
 	i     int
 	depth int
 }
+
+// at reports whether the next byte is c.
+func (d *decoder) at(c byte) bool { return d.i < len(d.b) && d.b[d.i] == c }
 
 func (d *decoder) space() {
 	for d.i < len(d.b) {
@@ -119,13 +122,13 @@ func (d *decoder) object() (map[string]any, error) {
 	d.i++ // '{'
 	m := map[string]any{}
 	d.space()
-	if d.i < len(d.b) && d.b[d.i] == '}' {
+	if d.at('}') {
 		d.i++
 		d.depth--
 		return m, nil
 	}
 	for {
-		if d.i >= len(d.b) || d.b[d.i] != '"' {
+		if !d.at('"') {
 			return nil, errSlow
 		}
 		key, err := d.string()
@@ -133,7 +136,7 @@ func (d *decoder) object() (map[string]any, error) {
 			return nil, err
 		}
 		d.space()
-		if d.i >= len(d.b) || d.b[d.i] != ':' {
+		if !d.at(':') {
 			return nil, errSlow
 		}
 		d.i++
@@ -143,20 +146,8 @@ func (d *decoder) object() (map[string]any, error) {
 			return nil, err
 		}
 		m[key] = v // a repeated key: the last one wins, as in encoding/json
-		d.space()
-		if d.i >= len(d.b) {
-			return nil, errSlow
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case '}':
-			d.i++
-			d.depth--
-			return m, nil
-		default:
-			return nil, errSlow
+		if closed, err := d.next('}'); err != nil || closed {
+			return m, err
 		}
 	}
 }
@@ -169,7 +160,7 @@ func (d *decoder) array() ([]any, error) {
 	// Empty arrays decode to an empty, non-nil slice, as in encoding/json.
 	a := make([]any, 0)
 	d.space()
-	if d.i < len(d.b) && d.b[d.i] == ']' {
+	if d.at(']') {
 		d.i++
 		d.depth--
 		return a, nil
@@ -180,22 +171,30 @@ func (d *decoder) array() ([]any, error) {
 			return nil, err
 		}
 		a = append(a, v)
-		d.space()
-		if d.i >= len(d.b) {
-			return nil, errSlow
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case ']':
-			d.i++
-			d.depth--
-			return a, nil
-		default:
-			return nil, errSlow
+		if closed, err := d.next(']'); err != nil || closed {
+			return a, err
 		}
 	}
+}
+
+// next reads what follows a member or an element: a comma (and the space
+// after it), or the closing bracket, which leaves the level.
+func (d *decoder) next(closing byte) (closed bool, err error) {
+	d.space()
+	if d.i >= len(d.b) {
+		return false, errSlow
+	}
+	switch d.b[d.i] {
+	case ',':
+		d.i++
+		d.space()
+		return false, nil
+	case closing:
+		d.i++
+		d.depth--
+		return true, nil
+	}
+	return false, errSlow
 }
 
 // string decodes the string at d.b[d.i]. Plain ASCII and valid UTF-8 are
@@ -281,7 +280,7 @@ func (d *decoder) number() (any, error) {
 	}
 	intDigits := d.i - digits
 	dot, exp := false, false
-	if d.i < len(d.b) && d.b[d.i] == '.' {
+	if d.at('.') {
 		dot = true
 		d.i++
 		if d.digits() == 0 {
