@@ -8,7 +8,7 @@
 // encoding/json) reads each twice, once to validate and once to decode
 // through reflect. This package gives the same values for the JSON it
 // accepts and accepts only what that decoder accepts; anything unusual (an
-// escape in a string, a number out of range, invalid JSON) is not decoded
+// escape in a string, a float out of range, invalid JSON) is not decoded
 // here but left to the standard decoder by Unstructured, so results and
 // errors never differ (FuzzObject checks it).
 package jsonvalue
