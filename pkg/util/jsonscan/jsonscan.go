@@ -269,6 +269,17 @@ func Cut(b []byte, objStart, objEnd int, m Member) (start, end int) {
 // JSON whitespace.
 func Space(b []byte, i int) int { return space(b, i) }
 
+// StringEnd returns the index just past the JSON string whose opening
+// quote is b[i]; a control character or the end of b is an error.
+func StringEnd(b []byte, i int) (int, error) { return str(b, i) }
+
+// Separator reads what follows a member or an element that ends at b[i]:
+// a comma (next is past it and the space after it) or the closing bracket
+// (closed, next is past it).
+func Separator(b []byte, i int, closing byte) (next int, closed bool, err error) {
+	return separator(b, i, closing)
+}
+
 // String decodes the JSON string b (null is ""); the result does not share
 // memory with b. A string without escapes is copied as it is: a value
 // Object or Array handed out has been checked for control characters.

@@ -14,12 +14,15 @@
 package jsonvalue
 
 import (
+	"bytes"
 	"errors"
 	"strconv"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/atoll-dev/atoll/pkg/util/jsonscan"
 )
 
 // errSlow says the fast path does not decode this input; the standard
@@ -74,16 +77,7 @@ type decoder struct {
 // at reports whether the next byte is c.
 func (d *decoder) at(c byte) bool { return d.i < len(d.b) && d.b[d.i] == c }
 
-func (d *decoder) space() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
-}
+func (d *decoder) space() { d.i = jsonscan.Space(d.b, d.i) }
 
 func (d *decoder) value() (any, error) {
 	if d.i >= len(d.b) {
@@ -180,21 +174,14 @@ func (d *decoder) array() ([]any, error) {
 // next reads what follows a member or an element: a comma (and the space
 // after it), or the closing bracket, which leaves the level.
 func (d *decoder) next(closing byte) (closed bool, err error) {
-	d.space()
-	if d.i >= len(d.b) {
+	i, closed, err := jsonscan.Separator(d.b, d.i, closing)
+	if err != nil {
 		return false, errSlow
 	}
-	switch d.b[d.i] {
-	case ',':
-		d.i++
-		d.space()
-		return false, nil
-	case closing:
-		d.i++
+	if d.i = i; closed {
 		d.depth--
-		return true, nil
 	}
-	return false, errSlow
+	return closed, nil
 }
 
 // string decodes the string at d.b[d.i]. Plain ASCII and valid UTF-8 are
@@ -202,44 +189,16 @@ func (d *decoder) next(closing byte) (closed bool, err error) {
 // valid UTF-8 (replaced with U+FFFD) is unquoted by the standard decoder
 // itself, so every rule of unquoting stays its own.
 func (d *decoder) string() (string, error) {
-	start := d.i + 1
-	plain := true
-	for j := start; j < len(d.b); j++ {
-		switch c := d.b[j]; {
-		case c == '"':
-			s := d.b[start:j]
-			if !plain && !utf8.Valid(s) {
-				return d.unquote(j + 1)
-			}
-			d.i = j + 1
-			return string(s), nil
-		case c == '\\':
-			return d.escaped(j)
-		case c < 0x20:
-			return "", errSlow // a control character: not valid JSON
-		case c >= utf8.RuneSelf:
-			plain = false
-		}
+	end, err := jsonscan.StringEnd(d.b, d.i)
+	if err != nil {
+		return "", errSlow // a control character or no end: not valid JSON
 	}
-	return "", errSlow
-}
-
-// escaped finds the end of a string with escapes, from the first
-// backslash at d.b[j], and unquotes it.
-func (d *decoder) escaped(j int) (string, error) {
-	for j < len(d.b) {
-		switch c := d.b[j]; {
-		case c == '\\':
-			j += 2
-		case c == '"':
-			return d.unquote(j + 1)
-		case c < 0x20:
-			return "", errSlow
-		default:
-			j++
-		}
+	s := d.b[d.i+1 : end-1]
+	if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
+		return d.unquote(end)
 	}
-	return "", errSlow
+	d.i = end
+	return string(s), nil
 }
 
 // unquote decodes the string d.b[d.i:end] with the standard decoder.
@@ -271,7 +230,7 @@ func (d *decoder) number() (any, error) {
 	}
 	digits := d.i
 	switch {
-	case d.i < len(d.b) && d.b[d.i] == '0':
+	case d.at('0'):
 		d.i++
 	case d.i < len(d.b) && d.b[d.i] >= '1' && d.b[d.i] <= '9':
 		d.digits()
