@@ -47,3 +47,29 @@ func BenchmarkHealthCustomized(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompare is what the executor does for every member copy it
+// finds current, after a restart for all of them: render the share, hash
+// it, and check the copy for drift.
+func BenchmarkCompare(b *testing.B) {
+	i := New(NewCustomizations(staticSource{}, script.DefaultLimits))
+	ctx := context.Background()
+	tpl := deploymentTemplate()
+	live, err := i.Render(ctx, tpl, ptr.To[int64](2))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		desired, err := i.Render(ctx, tpl, ptr.To[int64](2))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Hash(desired); err != nil {
+			b.Fatal(err)
+		}
+		if drifted, path := Drifted(desired, live); drifted {
+			b.Fatalf("drifted at %s", path)
+		}
+	}
+}

@@ -2,8 +2,11 @@ package interpreter
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -138,6 +141,7 @@ func TestDrifted(t *testing.T) {
 	cases := map[string]struct {
 		live      *unstructured.Unstructured
 		wantDrift bool
+		wantPath  string
 	}{
 		"member defaults and status are not drift": {live: live(nil)},
 		"normalised quantity is not drift": {live: live(func(m map[string]any) {
@@ -147,18 +151,24 @@ func TestDrifted(t *testing.T) {
 		"edited image is drift": {live: live(func(m map[string]any) {
 			c := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 			c["image"] = "nginx:evil"
-		}), wantDrift: true},
+		}), wantDrift: true, wantPath: "spec.template.spec.containers[0].image"},
 		"scaled by hand is drift": {live: live(func(m map[string]any) {
 			m["spec"].(map[string]any)["replicas"] = int64(5)
-		}), wantDrift: true},
+		}), wantDrift: true, wantPath: "spec.replicas"},
+		"removed container is drift": {live: live(func(m map[string]any) {
+			m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"] = []any{}
+		}), wantDrift: true, wantPath: "spec.template.spec.containers"},
 		"removed label is drift": {live: live(func(m map[string]any) {
 			delete(m["metadata"].(map[string]any)["labels"].(map[string]any), "app")
-		}), wantDrift: true},
+		}), wantDrift: true, wantPath: "metadata.labels.app"},
+		"labels that are not strings are not labels": {live: live(func(m map[string]any) {
+			m["metadata"].(map[string]any)["labels"].(map[string]any)["other"] = int64(1)
+		}), wantDrift: true, wantPath: "metadata.labels."}, // either label
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got, path := Drifted(desired, tc.live); got != tc.wantDrift {
-				t.Errorf("Drifted = %v (at %q), want %v", got, path, tc.wantDrift)
+			if got, path := Drifted(desired, tc.live); got != tc.wantDrift || !strings.HasPrefix(path, tc.wantPath) {
+				t.Errorf("Drifted = %v at %q, want %v at %q", got, path, tc.wantDrift, tc.wantPath)
 			}
 		})
 	}
@@ -170,6 +180,25 @@ func TestHashIsStable(t *testing.T) {
 	c, _ := Hash(nativeRender(t, deploymentTemplate(), ptr.To[int64](3)))
 	if a != b || a == c {
 		t.Errorf("hash not stable or not sensitive: %s %s %s", a, b, c)
+	}
+	// Member copies carry the hash of encoding/json's encoding of their
+	// manifest; a hash computed any other way would rewrite every one of
+	// them after an upgrade.
+	for _, replicas := range []int64{2, 3} {
+		m := nativeRender(t, deploymentTemplate(), ptr.To(replicas))
+		m.SetAnnotations(map[string]string{"a": "<b> & \"c\"", "ü": "\u2028"})
+		data, err := json.Marshal(m.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Hash(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		if want := hex.EncodeToString(sum[:12]); got != want {
+			t.Errorf("Hash = %s, want %s (encoding/json's)", got, want)
+		}
 	}
 }
 

@@ -3,12 +3,15 @@ package interpreter
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"strconv"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/atoll-dev/atoll/pkg/util/jsonvalue"
 )
 
 // controlPlaneKeys are metadata of the control plane's copy that must not
@@ -56,9 +59,15 @@ func render(template *unstructured.Unstructured) *unstructured.Unstructured {
 	return out
 }
 
-// Hash is a stable digest of a manifest.
+// Hash is a stable digest of a manifest: of its encoding/json encoding
+// (map keys sorted), which member copies' manifest-hash annotations were
+// computed from, written by jsonvalue.Append with the same bytes and
+// without reflection (every copy is hashed again after a restart).
 func Hash(obj *unstructured.Unstructured) (string, error) {
-	data, err := json.Marshal(obj.Object) // map keys are sorted by encoding/json
+	buf := hashBuffers.Get().(*[]byte)
+	defer hashBuffers.Put(buf)
+	data, err := jsonvalue.Append((*buf)[:0], obj.Object)
+	*buf = data
 	if err != nil {
 		return "", fmt.Errorf("hashing %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
@@ -66,10 +75,15 @@ func Hash(obj *unstructured.Unstructured) (string, error) {
 	return hex.EncodeToString(sum[:12]), nil
 }
 
+// hashBuffers are Hash's encoding buffers, reused: a manifest's encoding
+// is hashed and dropped.
+var hashBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 // Drifted reports whether live no longer holds what desired sets: every
 // field of desired (apart from metadata other than labels and annotations)
 // must be present in live with an equal value. Fields only live has (member
-// defaults, status, fields other managers own) are not drift.
+// defaults, status, fields other managers own) are not drift. It allocates
+// nothing unless it finds drift (every copy is checked after a restart).
 func Drifted(desired, live *unstructured.Unstructured) (bool, string) {
 	for k, v := range desired.Object {
 		switch k {
@@ -77,56 +91,67 @@ func Drifted(desired, live *unstructured.Unstructured) (bool, string) {
 			continue
 		case "metadata":
 			for _, f := range []string{"labels", "annotations"} {
-				want, _, _ := unstructured.NestedStringMap(desired.Object, "metadata", f)
-				got, _, _ := unstructured.NestedStringMap(live.Object, "metadata", f)
+				want := stringMap(desired.Object, f)
+				got := stringMap(live.Object, f)
 				for key, val := range want {
-					if got[key] != val {
+					if g, _ := got[key].(string); g != val.(string) {
 						return true, "metadata." + f + "." + key
 					}
 				}
 			}
 			continue
 		}
-		if path, ok := contains(live.Object[k], v, k); !ok {
-			return true, path
+		if ok, path := contains(live.Object[k], v); !ok {
+			return true, k + path
 		}
 	}
 	return false, ""
 }
 
+// stringMap is obj's metadata.<field> when it is a map of strings (as
+// unstructured.NestedStringMap, without copying it), else nil.
+func stringMap(obj map[string]any, field string) map[string]any {
+	meta, _ := obj["metadata"].(map[string]any)
+	m, _ := meta[field].(map[string]any)
+	for _, v := range m {
+		if _, ok := v.(string); !ok {
+			return nil
+		}
+	}
+	return m
+}
+
 // contains reports whether got holds want (maps: every key of want; lists:
-// same length, element-wise), and where it does not.
-func contains(got, want any, path string) (string, bool) {
+// same length, element-wise), and when it does not, where below them
+// (".key" and "[i]" steps, built only then).
+func contains(got, want any) (bool, string) {
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
-			return path, false
+			return false, ""
 		}
 		for k, wv := range w {
-			if p, ok := contains(g[k], wv, path+"."+k); !ok {
-				return p, false
+			if ok, p := contains(g[k], wv); !ok {
+				return false, "." + k + p
 			}
 		}
-		return "", true
+		return true, ""
 	case []any:
 		g, ok := got.([]any)
 		if !ok || len(g) != len(w) {
-			return path, false
+			return false, ""
 		}
 		for i := range w {
-			if p, ok := contains(g[i], w[i], fmt.Sprintf("%s[%d]", path, i)); !ok {
-				return p, false
+			if ok, p := contains(g[i], w[i]); !ok {
+				return false, "[" + strconv.Itoa(i) + "]" + p
 			}
 		}
-		return "", true
+		return true, ""
 	case nil:
-		return "", true
+		return true, ""
 	default:
-		if equalScalar(got, want) {
-			return "", true
-		}
-		return path, false
+		return equalScalar(got, want), ""
 	}
 }
 

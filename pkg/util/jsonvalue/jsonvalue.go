@@ -11,6 +11,10 @@
 // escape in a string, a float out of range, invalid JSON) is not decoded
 // here but left to the standard decoder by Unstructured, so results and
 // errors never differ (FuzzObject checks it).
+//
+// Append is the other direction: the bytes encoding/json.Marshal gives for
+// such values (the manifest hash's input), written without reflection for
+// the common ones and by encoding/json for the rest (FuzzAppend checks it).
 package jsonvalue
 
 import (
