@@ -59,7 +59,9 @@ import (
 // to take the control plane's consistency checks out of a measurement.
 // ATOLL_BENCH_PPROF=DIR saves the controller-manager's
 // heap profile after settling and the idle window, right after a
-// collection, sampled every 16 KB (DIR/scale-heap.pprof), and 30 s of CPU
+// collection, sampled every 16 KB (DIR/scale-heap.pprof), 30 s of the
+// settled process's CPU taken after the idle window, so that profiling
+// does not count in its figures (DIR/scale-settled-cpu.pprof), and 30 s of CPU
 // profile from the restarted process's start (DIR/scale-restart-cpu.pprof;
 // the control plane's process over the same 30 s in
 // DIR/scale-restart-control-plane-cpu.pprof).
@@ -429,6 +431,8 @@ func runTemplatesAtScale(b *testing.B) {
 		// After the idle window and a collection: what is kept, not what
 		// is in flight.
 		saveProfile(b, cm.pprof, "heap?gc=1", filepath.Join(dir, "scale-heap.pprof"))
+		// What the settled process spends its idle CPU on.
+		saveProfile(b, cm.pprof, "profile?seconds=30", filepath.Join(dir, "scale-settled-cpu.pprof"))
 	}
 	before := scaleVersions(ctx, b, c, members)
 
