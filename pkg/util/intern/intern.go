@@ -10,7 +10,10 @@
 // grows with the objects. Callers intern only fields whose values repeat.
 package intern
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 // Table is a bounded set of canonical strings, safe for concurrent use.
 type Table struct {
@@ -55,11 +58,12 @@ func (t *Table) String(s string) string {
 }
 
 // Map returns m with every key interned and, where value(key) says so, its
-// value too. It builds a new map (keys cannot be replaced in place); nil
-// stays nil.
+// value too. It builds a new map (keys cannot be replaced in place) unless
+// m holds the table's copies already (a transform run twice on one object:
+// client-go's streaming list), when it returns m; nil stays nil.
 func (t *Table) Map(m map[string]string, value func(key string) bool) map[string]string {
-	if m == nil {
-		return nil
+	if m == nil || t.holds(m, value) {
+		return m
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
@@ -69,6 +73,27 @@ func (t *Table) Map(m map[string]string, value func(key string) bool) map[string
 		out[t.String(k)] = v
 	}
 	return out
+}
+
+// holds reports whether every key of m, and every value value(key)
+// chooses, is the table's own copy (or a string the table never holds).
+// It gives up at the first that is not: a fresh map costs one lookup.
+func (t *Table) holds(m map[string]string, value func(key string) bool) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	own := func(s string) bool {
+		if s == "" || len(s) > t.maxLen {
+			return true // String returns it as it is
+		}
+		c, ok := t.strings[s]
+		return ok && unsafe.StringData(c) == unsafe.StringData(s)
+	}
+	for k, v := range m {
+		if !own(k) || value != nil && value(k) && !own(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // Len is the number of strings held.

@@ -64,6 +64,29 @@ func TestMap(t *testing.T) {
 	if tab.Len() != 3 { // two keys and "all"; the ids are not interned
 		t.Errorf("table holds %d strings, want 3", tab.Len())
 	}
+	// A map made of the table's copies already (a transform run twice) is
+	// returned as it is; one fresh key or chosen value builds a new map.
+	if again := tab.Map(o1, onlyPolicy); !sameMap(again, o1) {
+		t.Error("a map of interned strings was built again")
+	}
+	for name, m := range map[string]map[string]string{
+		"fresh key":   {strings.Clone("policy/name"): o1["policy/name"], keyOf(o1, "id"): "u-1", strings.Clone("new"): "x"},
+		"fresh value": {keyOf(o1, "policy/name"): strings.Clone("all"), keyOf(o1, "id"): "u-1"},
+	} {
+		if out := tab.Map(m, onlyPolicy); sameMap(out, m) || !maps.Equal(out, m) || !same(out["policy/name"], o1["policy/name"]) {
+			t.Errorf("%s: map returned as it is, or changed: %v", name, out)
+		}
+	}
+}
+
+// keyOf is m's own copy of the key equal to k.
+func keyOf(m map[string]string, k string) string {
+	for key := range m {
+		if key == k {
+			return key
+		}
+	}
+	return k
 }
 
 func TestConcurrentUse(t *testing.T) {
@@ -133,5 +156,20 @@ func TestMapsAreBounded(t *testing.T) {
 	again := tab.Map(maps.Clone(common), nil)
 	if third := tab.Map(maps.Clone(common), nil); !sameMap(again, third) || !maps.Equal(first, third) {
 		t.Error("a repeated map is not shared after unique maps passed")
+	}
+}
+
+// BenchmarkMapAgain interns a binding's labels that are interned already,
+// as the second transform of a streamed list does.
+func BenchmarkMapAgain(b *testing.B) {
+	tab := New(100, 64)
+	m := tab.Map(map[string]string{
+		"propagationpolicy.karmada.io/name": "all", "propagationpolicy.karmada.io/namespace": "bench",
+		"propagationpolicy.karmada.io/permanent-id": "0d4b1c6e", "resourcebinding.karmada.io/permanent-id": "7f3a9e21",
+		"app": "scale", "bench": "scale",
+	}, func(k string) bool { return strings.HasSuffix(k, "/name") })
+	b.ReportAllocs()
+	for b.Loop() {
+		tab.Map(m, func(k string) bool { return strings.HasSuffix(k, "/name") })
 	}
 }
