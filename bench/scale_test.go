@@ -62,7 +62,9 @@ import (
 // collection, sampled every 16 KB (DIR/scale-heap.pprof), 30 s of the
 // settled process's CPU taken after the idle window, so that profiling
 // does not count in its figures (DIR/scale-settled-cpu.pprof), and 30 s of CPU
-// profile from the restarted process's start (DIR/scale-restart-cpu.pprof;
+// profile from the restarted process's start (DIR/scale-restart-cpu.pprof,
+// and when that ends before the process is ready, 30 s more from ready:
+// DIR/scale-restart-ready-cpu.pprof;
 // the control plane's process over the same 30 s in
 // DIR/scale-restart-control-plane-cpu.pprof).
 // ATOLL_BENCH_HOLD=FILE keeps the federation running after the run while
@@ -481,6 +483,21 @@ func runTemplatesAtScale(b *testing.B) {
 	}
 	readyAfter := fresh.Sub(cm.started)
 	cpuAtReady := restartCPU(cp, cm)
+	if dir := os.Getenv("ATOLL_BENCH_PPROF"); dir != "" {
+		select {
+		case <-restartProfiled:
+			// The first profile ended before the process was ready (a
+			// large restart): 30 s more from ready, the executor's
+			// comparison pass.
+			readyProfiled := make(chan struct{})
+			go func() {
+				defer close(readyProfiled)
+				saveProfile(b, cm.pprof, "profile?seconds=30", filepath.Join(dir, "scale-restart-ready-cpu.pprof"))
+			}()
+			defer func() { <-readyProfiled }()
+		default: // the first profile covers the pass's start
+		}
+	}
 	backlog := cm.metric("workqueue_depth")
 	stages := watchFreshStages(ctx, c, fresh)
 	arrived := map[string]time.Duration{}
