@@ -82,8 +82,9 @@ var hashBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // Drifted reports whether live no longer holds what desired sets: every
 // field of desired (apart from metadata other than labels and annotations)
 // must be present in live with an equal value. Fields only live has (member
-// defaults, status, fields other managers own) are not drift. It allocates
-// nothing unless it finds drift (every copy is checked after a restart).
+// defaults, status, fields other managers own) are not drift. It copies
+// no maps and builds a field's path only once it found drift (every copy
+// is checked after a restart).
 func Drifted(desired, live *unstructured.Unstructured) (bool, string) {
 	for k, v := range desired.Object {
 		switch k {
