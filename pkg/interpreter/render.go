@@ -112,8 +112,8 @@ func Drifted(desired, live *unstructured.Unstructured) (bool, string) {
 // stringMap is obj's metadata.<field> when it is a map of strings (as
 // unstructured.NestedStringMap, without copying it), else nil.
 func stringMap(obj map[string]any, field string) map[string]any {
-	meta, _ := obj["metadata"].(map[string]any)
-	m, _ := meta[field].(map[string]any)
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, "metadata", field)
+	m, _ := v.(map[string]any)
 	for _, v := range m {
 		if _, ok := v.(string); !ok {
 			return nil

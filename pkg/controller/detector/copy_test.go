@@ -32,10 +32,10 @@ func scaleBinding(t testing.TB, doc string) *workv1alpha2.ResourceBinding {
 // TestCopyForRender: what renderBinding changes in the copy (metadata,
 // spec) never reaches the original, and the status is the original's.
 func TestCopyForRender(t *testing.T) {
-	for name, orig := range map[string]client.Object{
-		"ResourceBinding":        scaleBinding(t, "weighted"),
-		"ClusterResourceBinding": &workv1alpha2.ClusterResourceBinding{ObjectMeta: scaleBinding(t, "weighted").ObjectMeta, Spec: scaleBinding(t, "weighted").Spec, Status: scaleBinding(t, "weighted").Status},
-	} {
+	rb := scaleBinding(t, "weighted")
+	crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: *rb.ObjectMeta.DeepCopy(), Spec: *rb.Spec.DeepCopy(), Status: *rb.Status.DeepCopy()}
+	crb.SetGroupVersionKind(workv1alpha2.SchemeGroupVersion.WithKind(workv1alpha2.ResourceKindClusterResourceBinding))
+	for name, orig := range map[string]client.Object{"ResourceBinding": rb, "ClusterResourceBinding": crb} {
 		t.Run(name, func(t *testing.T) {
 			before := orig.DeepCopyObject()
 			cp := copyForRender(orig)
@@ -53,14 +53,15 @@ func TestCopyForRender(t *testing.T) {
 			if !semantic.Equal(orig, before) {
 				t.Error("rendering into the copy changed the original")
 			}
-			if len(bindingStatus(cp).AggregatedStatus) == 0 || &bindingStatus(cp).AggregatedStatus[0] != &bindingStatus(orig).AggregatedStatus[0] {
+			if cp.GetObjectKind().GroupVersionKind() != orig.GetObjectKind().GroupVersionKind() {
+				t.Errorf("the copy's kind is %v, want %v", cp.GetObjectKind().GroupVersionKind(), orig.GetObjectKind().GroupVersionKind())
+			}
+			if len(bindingkind.Status(cp).AggregatedStatus) == 0 || &bindingkind.Status(cp).AggregatedStatus[0] != &bindingkind.Status(orig).AggregatedStatus[0] {
 				t.Error("the copy's status is not the original's")
 			}
 		})
 	}
 }
-
-func bindingStatus(b client.Object) *workv1alpha2.ResourceBindingStatus { return bindingkind.Status(b) }
 
 // BenchmarkUnchangedBinding is the detector's check of a binding whose
 // template did not change (every binding after a restart): copy it, render

@@ -529,13 +529,12 @@ func bindingSpec(obj client.Object) *workv1alpha2.ResourceBindingSpec { return b
 // every member's reflected status included, was a third of the detector's time
 // on unchanged templates after a restart (issue 14).
 func copyForRender(b client.Object) client.Object {
-	switch b := b.(type) {
-	case *workv1alpha2.ResourceBinding:
-		return &workv1alpha2.ResourceBinding{TypeMeta: b.TypeMeta, ObjectMeta: *b.ObjectMeta.DeepCopy(), Spec: *b.Spec.DeepCopy(), Status: b.Status}
-	case *workv1alpha2.ClusterResourceBinding:
-		return &workv1alpha2.ClusterResourceBinding{TypeMeta: b.TypeMeta, ObjectMeta: *b.ObjectMeta.DeepCopy(), Spec: *b.Spec.DeepCopy(), Status: b.Status}
-	}
-	return b.DeepCopyObject().(client.Object)
+	out := bindingkind.Of(b).NewObject()
+	out.GetObjectKind().SetGroupVersionKind(b.GetObjectKind().GroupVersionKind())
+	meta, spec, status := bindingkind.Parts(out)
+	oldMeta, oldSpec, oldStatus := bindingkind.Parts(b)
+	*meta, *spec, *status = *oldMeta.DeepCopy(), *oldSpec.DeepCopy(), *oldStatus
+	return out
 }
 
 func policyRef(p *Policy) string {
