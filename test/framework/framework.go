@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,20 +129,52 @@ type Options struct {
 // process is stopped when the test ends.
 func StartControlPlane(t testing.TB, opts Options) *ControlPlane {
 	t.Helper()
+	cp, err := TryStartControlPlane(t, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp
+}
+
+// TryStartControlPlane is StartControlPlane for a test of how a start
+// fails: it returns the error (with the process's standard error and log
+// tails) instead of failing the test.
+func TryStartControlPlane(t testing.TB, opts Options) (*ControlPlane, error) {
+	t.Helper()
 	dir := opts.DataDir
 	if dir == "" {
-		dir = t.TempDir()
+		dir = keptIfFailed(t)
 	}
 	cp := &ControlPlane{DataDir: dir, args: opts.Args, members: opts.Members}
 	if err := cp.start(Binary(t)); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	t.Cleanup(func() {
 		if err := cp.Stop(); err != nil {
 			t.Errorf("stopping atoll up: %v", err)
 		}
 	})
-	return cp
+	return cp, nil
+}
+
+// keptIfFailed makes a data directory that is removed when t ends, unless
+// t failed: then its logs say why, and the test's log says where it is.
+// Register it before the cleanup that stops the process using it, so that
+// the process stops first.
+func keptIfFailed(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "atoll-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kept data dir of the failed test: %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return dir
 }
 
 // Start runs `atoll up` on the same data directory again after Stop.
@@ -405,16 +436,4 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (b
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-}
-
-// FreeLoopbackAddr returns a loopback host:port nothing listens on (for a
-// flag such as --metrics-bind-address).
-func FreeLoopbackAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
