@@ -378,6 +378,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err != nil {
 		return nil, fmt.Errorf("binding informers' client: %w", err)
 	}
+	metrics, err := metricsServer(opts.MetricsBindAddress)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(own, ctrl.Options{
 		Scheme: scheme,
 		MapperProvider: func(c *rest.Config, hc *http.Client) (meta.RESTMapper, error) {
@@ -396,7 +400,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		// No controller reads managedFields, and on bindings (written
 		// by detector, scheduler and executor) they are much of the object.
 		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields(), NewInformer: newInformer, ByObject: byObject},
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                       metricsserver.Options{BindAddress: "0"}, // served by metrics, bound above
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
 		PprofBindAddress:              opts.PprofBindAddress,
 		LeaderElection:                opts.LeaderElect,
@@ -406,7 +410,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		GracefulShutdownTimeout:       ptr(30 * time.Second),
 	})
 	if err != nil {
+		if metrics != nil {
+			_ = metrics.Listener.Close()
+		}
 		return nil, fmt.Errorf("creating controller-manager: %w", err)
+	}
+	if metrics != nil {
+		if err := mgr.Add(metrics); err != nil {
+			return nil, err
+		}
 	}
 	// Events go through atoll's own bounded writer (events.Writer), on the
 	// manager's config, bucket and HTTP client, rather than client-go's
