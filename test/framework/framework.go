@@ -110,7 +110,7 @@ type ControlPlane struct {
 	args    []string
 	members int
 	cmd     *exec.Cmd
-	stderr  *lockedBuffer
+	stderr  *SyncBuffer
 	exited  chan struct{}
 	err     error
 }
@@ -192,7 +192,7 @@ func (cp *ControlPlane) start(bin string) error {
 	if err != nil {
 		return err
 	}
-	cp.stderr = &lockedBuffer{}
+	cp.stderr = &SyncBuffer{}
 	cmd.Stderr = cp.stderr
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -321,18 +321,20 @@ func Context(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-type lockedBuffer struct {
+// SyncBuffer is a bytes.Buffer a process may write to while a test reads
+// it (exec.Cmd's Stdout and Stderr).
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *lockedBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

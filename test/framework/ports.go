@@ -20,6 +20,15 @@ import (
 // only another explicit choice can take it, and the choice is random.
 func FreeLoopbackAddr(t testing.TB) string {
 	t.Helper()
+	addr, err := FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// FreeAddr is FreeLoopbackAddr for code with no test at hand (TestMain).
+func FreeAddr() (string, error) {
 	if low, ok := ephemeralLow(); ok {
 		for range 100 {
 			port := lowestPort + rand.IntN(low-lowestPort)
@@ -28,15 +37,15 @@ func FreeLoopbackAddr(t testing.TB) string {
 				continue // in use
 			}
 			_ = l.Close()
-			return l.Addr().String()
+			return l.Addr().String(), nil
 		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer func() { _ = l.Close() }()
-	return l.Addr().String()
+	return l.Addr().String(), nil
 }
 
 // lowestPort is the lowest port FreeLoopbackAddr picks: well above the

@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -58,14 +57,4 @@ func (cp *ControlPlane) InjectFault(t testing.TB, target, fault, undoAction stri
 func (cp *ControlPlane) Load(t testing.TB, app, cpu string) {
 	t.Helper()
 	cp.Atoll(t, "sim", "load", "--data-dir", cp.DataDir, app, cpu)
-}
-
-// FreeAddr returns a loopback address whose port is free right now.
-func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String(), nil
 }
