@@ -15,6 +15,7 @@ import (
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/bindingjson"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/pkg/util/wire"
 )
@@ -191,7 +192,7 @@ func BenchmarkCachedBinding(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	dec := wire.NewTypedSerializer(s).Objects
+	dec := wire.NewTypedSerializer(s, bindingjson.Decode).Objects
 	for _, doc := range []string{"deployment", "configmap", "weighted"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "binding-"+doc+".json"))
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/templatemeta"
+	"github.com/atoll-dev/atoll/pkg/util/bindingjson"
 	"github.com/atoll-dev/atoll/pkg/util/wire"
 )
 
@@ -34,7 +35,7 @@ import (
 // has been created.
 func newInformerFunc(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Scheme,
 	templates *templatemeta.Informers, mapper *meta.RESTMapper, restricted map[schema.GroupKind]bool) (func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer, error) {
-	client, err := wire.NewTypedClient(cfg, httpClient, workv1alpha2.SchemeGroupVersion, scheme)
+	client, err := wire.NewTypedClient(cfg, httpClient, workv1alpha2.SchemeGroupVersion, scheme, bindingjson.Decode)
 	if err != nil {
 		return nil, err
 	}

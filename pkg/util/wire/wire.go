@@ -17,6 +17,7 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -104,9 +105,19 @@ type Serializer struct {
 // *metav1.Status. As client-go's decoders without conversion do, decoded
 // objects carry no apiVersion and kind: the controller-runtime cache sets
 // them on what it hands out.
-func NewTypedSerializer(scheme *runtime.Scheme) Serializer {
-	return Serializer{Objects: &typedDecoder{scheme: scheme}}
+//
+// fast, when not nil, is tried first on each object the scheme makes (not
+// on lists): it decodes data into the zero object and reports true, or
+// reports false and the object is decoded as any other. It must give what
+// the reflective decode gives, less managedFields, whenever it reports
+// true.
+func NewTypedSerializer(scheme *runtime.Scheme, fast Fast) Serializer {
+	return Serializer{Objects: &typedDecoder{scheme: scheme, fast: fast}}
 }
+
+// Fast decodes an object's JSON without reflection when it can (see
+// NewTypedSerializer); pkg/util/bindingjson's Decode is one.
+type Fast func(data []byte, obj runtime.Object) bool
 
 // SupportedMediaTypes implements runtime.NegotiatedSerializer.
 func (s Serializer) SupportedMediaTypes() []runtime.SerializerInfo {
@@ -132,6 +143,7 @@ func (Serializer) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) 
 
 type typedDecoder struct {
 	scheme *runtime.Scheme
+	fast   Fast
 }
 
 // scratch holds documents with managedFields cut out while they decode;
@@ -141,10 +153,36 @@ var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 16*1024); return 
 // Decode implements runtime.Decoder. into, when given, is reset and
 // filled; it must be of the document's kind.
 func (d *typedDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	// The fast decoder needs no scan first when the type leads the
+	// document, as API servers write it; what it declines is decoded as if
+	// it had not been tried.
+	if d.fast != nil {
+		if apiVersion, kind, ok := leadingType(data); ok {
+			obj, gvk, err := d.newObject(document{apiVersion: apiVersion, kind: kind}, defaults, into)
+			if err == nil && gvk.Kind != "Status" && !strings.HasSuffix(gvk.Kind, "List") && d.fast(data, obj) {
+				obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+				return obj, gvk, nil
+			}
+		}
+	}
 	doc, err := scanDocument(data)
 	if err != nil {
 		return nil, nil, err
 	}
+	obj, gvk, err := d.newObject(doc, defaults, into)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := unmarshalWithout(data, doc.cuts, obj); err != nil {
+		return nil, nil, fmt.Errorf("decoding %s: %w", gvk.Kind, err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return obj, gvk, nil
+}
+
+// newObject returns the zero object doc's type (or defaults) names: into,
+// reset, when given.
+func (d *typedDecoder) newObject(doc document, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	gvk := schema.FromAPIVersionAndKind(doc.apiVersion, doc.kind)
 	if defaults != nil {
 		if gvk.Kind == "" {
@@ -157,11 +195,10 @@ func (d *typedDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, in
 	if gvk.Kind == "" {
 		return nil, nil, errors.New("wire: decoding an object with no kind")
 	}
-	var obj runtime.Object
 	switch {
 	case gvk.Kind == "Status" && (doc.apiVersion == "v1" || doc.apiVersion == ""):
-		obj = &metav1.Status{}
 		gvk = metav1.SchemeGroupVersion.WithKind("Status")
+		return &metav1.Status{}, &gvk, nil
 	case into != nil:
 		kinds, _, err := d.scheme.ObjectKinds(into)
 		if err != nil {
@@ -171,17 +208,65 @@ func (d *typedDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, in
 			return nil, nil, fmt.Errorf("wire: decoding %s into %T", gvk, into)
 		}
 		reflect.ValueOf(into).Elem().SetZero()
-		obj = into
-	default:
-		if obj, err = d.scheme.New(gvk); err != nil {
-			return nil, nil, err
-		}
+		return into, &gvk, nil
 	}
-	if err := unmarshalWithout(data, doc.cuts, obj); err != nil {
-		return nil, nil, fmt.Errorf("decoding %s: %w", gvk.Kind, err)
+	obj, err := d.scheme.New(gvk)
+	if err != nil {
+		return nil, nil, err
 	}
-	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	return obj, &gvk, nil
+}
+
+// leadingType returns the apiVersion and kind of the object data when
+// they are its first two members, plain strings, in either order.
+func leadingType(data []byte) (apiVersion, kind string, ok bool) {
+	i := jsonscan.Space(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return "", "", false
+	}
+	i = jsonscan.Space(data, i+1)
+	var haveVersion, haveKind bool
+	for range 2 {
+		key, next, ok := plainString(data, i)
+		if !ok {
+			return "", "", false
+		}
+		i = jsonscan.Space(data, next)
+		if i >= len(data) || data[i] != ':' {
+			return "", "", false
+		}
+		value, next, ok := plainString(data, jsonscan.Space(data, i+1))
+		if !ok {
+			return "", "", false
+		}
+		switch {
+		case string(key) == "apiVersion" && !haveVersion:
+			apiVersion, haveVersion = string(value), true
+		case string(key) == "kind" && !haveKind:
+			kind, haveKind = string(value), true
+		default:
+			return "", "", false
+		}
+		i = jsonscan.Space(data, next)
+		if i >= len(data) || data[i] != ',' {
+			return "", "", false
+		}
+		i = jsonscan.Space(data, i+1)
+	}
+	return apiVersion, kind, true
+}
+
+// plainString returns what is between the quotes of the string at data[i]
+// when it has no escapes, and the index past it.
+func plainString(data []byte, i int) (inner []byte, next int, ok bool) {
+	if i >= len(data) || data[i] != '"' {
+		return nil, 0, false
+	}
+	end, err := jsonscan.StringEnd(data, i)
+	if err != nil || bytes.IndexByte(data[i:end], '\\') >= 0 {
+		return nil, 0, false
+	}
+	return data[i+1 : end-1], end, true
 }
 
 func hasKind(kinds []schema.GroupVersionKind, gvk schema.GroupVersionKind) bool {
@@ -314,8 +399,8 @@ func mergeCuts(a, b [][2]int) [][2]int {
 
 // NewTypedClient returns a REST client for gv's resources on cfg's API
 // server, over httpClient, whose responses decode with scheme's
-// typed Serializer (NewTypedSerializer). cfg is not changed.
-func NewTypedClient(cfg *rest.Config, httpClient *http.Client, gv schema.GroupVersion, scheme *runtime.Scheme) (*rest.RESTClient, error) {
+// typed Serializer (NewTypedSerializer, with fast). cfg is not changed.
+func NewTypedClient(cfg *rest.Config, httpClient *http.Client, gv schema.GroupVersion, scheme *runtime.Scheme, fast Fast) (*rest.RESTClient, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.GroupVersion = &gv
 	cfg.APIPath = "/apis"
@@ -323,7 +408,7 @@ func NewTypedClient(cfg *rest.Config, httpClient *http.Client, gv schema.GroupVe
 		cfg.APIPath = "/api"
 	}
 	cfg.ContentType, cfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
-	cfg.NegotiatedSerializer = NewTypedSerializer(scheme)
+	cfg.NegotiatedSerializer = NewTypedSerializer(scheme, fast)
 	return rest.RESTClientForConfigAndClient(cfg, httpClient)
 }
 

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/bindingjson"
 )
 
 // Two bindings as the control plane served them (managedFields included):
@@ -62,8 +63,8 @@ func serve(t testing.TB, code int, body []byte) *rest.Config {
 }
 
 // clients returns client-go's (as controller-runtime's informers build it)
-// and wire's client for ResourceBindings on cfg.
-func clients(t testing.TB, cfg *rest.Config) (clientGo, ours rest.Interface) {
+// and wire's client for ResourceBindings on cfg, with fast.
+func clients(t testing.TB, cfg *rest.Config, fast Fast) (clientGo, ours rest.Interface) {
 	t.Helper()
 	s := testScheme(t)
 	hc, err := rest.HTTPClientFor(cfg)
@@ -74,16 +75,16 @@ func clients(t testing.TB, cfg *rest.Config) (clientGo, ours rest.Interface) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, err = NewTypedClient(cfg, hc, workv1alpha2.SchemeGroupVersion, s)
+	ours, err = NewTypedClient(cfg, hc, workv1alpha2.SchemeGroupVersion, s, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return clientGo, ours
 }
 
-func listWatches(t testing.TB, cfg *rest.Config) (clientGo, ours *cache.ListWatch) {
+func listWatches(t testing.TB, cfg *rest.Config, fast Fast) (clientGo, ours *cache.ListWatch) {
 	t.Helper()
-	cg, w := clients(t, cfg)
+	cg, w := clients(t, cfg, fast)
 	newList := func() runtime.Object { return &workv1alpha2.ResourceBindingList{} }
 	return NewListWatch(cg, "resourcebindings", newList, runtime.NewParameterCodec(testScheme(t))),
 		NewListWatch(w, "resourcebindings", newList, runtime.NewParameterCodec(testScheme(t)))
@@ -114,7 +115,15 @@ func drain(t *testing.T, w watch.Interface) []watch.Event {
 	return events
 }
 
+// TestWatchDecodesAsClientGo runs with and without the bindings' fast
+// decoder (pkg/util/bindingjson), which decodes the watch events' bindings.
 func TestWatchDecodesAsClientGo(t *testing.T) {
+	for name, fast := range map[string]Fast{"reflective": nil, "bindingjson": bindingjson.Decode} {
+		t.Run(name, func(t *testing.T) { testWatchDecodesAsClientGo(t, fast) })
+	}
+}
+
+func testWatchDecodesAsClientGo(t *testing.T, fast Fast) {
 	fx := fixtures(t)
 	var stream bytes.Buffer
 	fmt.Fprintf(&stream, `{"type":"ADDED","object":%s}`+"\n", fx[0])
@@ -124,7 +133,7 @@ func TestWatchDecodesAsClientGo(t *testing.T) {
 	stream.WriteString(`{"type":"BOOKMARK","object":{"kind":"ResourceBinding","apiVersion":"work.karmada.io/v1alpha2","metadata":{"resourceVersion":"42","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n")
 	stream.WriteString(`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version","reason":"Expired","code":410}}` + "\n")
 
-	cg, ours := listWatches(t, serve(t, http.StatusOK, stream.Bytes()))
+	cg, ours := listWatches(t, serve(t, http.StatusOK, stream.Bytes()), fast)
 	ctx := context.Background()
 	wcg, err := cg.WatchWithContext(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -163,7 +172,7 @@ func TestListDecodesAsClientGo(t *testing.T) {
 		{"kind first", `{"kind":"ResourceBindingList","apiVersion":"work.karmada.io/v1alpha2","metadata":{"resourceVersion":"77"},"items":[%s,%s]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cg, ours := listWatches(t, serve(t, http.StatusOK, fmt.Appendf(nil, tc.list, fx[0], fx[1])))
+			cg, ours := listWatches(t, serve(t, http.StatusOK, fmt.Appendf(nil, tc.list, fx[0], fx[1])), bindingjson.Decode)
 			ctx := context.Background()
 			want, err := cg.ListWithContext(ctx, metav1.ListOptions{})
 			if err != nil {
@@ -185,7 +194,7 @@ func TestListDecodesAsClientGo(t *testing.T) {
 
 func TestErrorsDecodeAsClientGo(t *testing.T) {
 	status := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"resourcebindings.work.karmada.io \"x\" not found","reason":"NotFound","details":{"name":"x","group":"work.karmada.io","kind":"resourcebindings"},"code":404}`
-	_, ours := clients(t, serve(t, http.StatusNotFound, []byte(status)))
+	_, ours := clients(t, serve(t, http.StatusNotFound, []byte(status)), bindingjson.Decode)
 	err := ours.Get().Resource("resourcebindings").Namespace("default").Name("x").Do(context.Background()).Into(&workv1alpha2.ResourceBinding{})
 	if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `"x" not found`) {
 		t.Fatalf("got %v, want the server's NotFound", err)
@@ -193,7 +202,7 @@ func TestErrorsDecodeAsClientGo(t *testing.T) {
 }
 
 func TestBadDocumentsAreRefused(t *testing.T) {
-	d := NewTypedSerializer(testScheme(t)).Objects
+	d := NewTypedSerializer(testScheme(t), nil).Objects
 	for _, tc := range []struct{ name, doc, want string }{
 		{"not an object", `[1]`, "want '{'"},
 		{"cut short", `{"apiVersion":"work.karmada.io/v1alpha2","kind":"ResourceBinding","metadata":{"managedFields":[]`, "unexpected end"},
@@ -216,7 +225,7 @@ func TestBadDocumentsAreRefused(t *testing.T) {
 }
 
 func TestDecodeIntoResetsTarget(t *testing.T) {
-	d := NewTypedSerializer(testScheme(t)).Objects
+	d := NewTypedSerializer(testScheme(t), nil).Objects
 	into := &workv1alpha2.ResourceBinding{Spec: workv1alpha2.ResourceBindingSpec{Replicas: 9, SchedulerName: "old"}}
 	obj, _, err := d.Decode(fixtures(t)[1], nil, into)
 	if err != nil {
@@ -230,18 +239,21 @@ func TestDecodeIntoResetsTarget(t *testing.T) {
 
 // BenchmarkWatchDecode decodes a watch stream of 1,000 bindings (half a
 // Deployment's, half a ConfigMap's) through client-go's typed client, as
-// the controller-runtime cache's informers did, and through wire's.
+// the controller-runtime cache's informers did, and through wire's,
+// reflective and with the bindings' fast decoder.
 func BenchmarkWatchDecode(b *testing.B) {
 	fx := fixtures(b)
 	var stream bytes.Buffer
 	for i := range 1000 {
 		fmt.Fprintf(&stream, `{"type":"ADDED","object":%s}`+"\n", fx[i%2])
 	}
-	cg, ours := listWatches(b, serve(b, http.StatusOK, stream.Bytes()))
+	cfg := serve(b, http.StatusOK, stream.Bytes())
+	cg, ours := listWatches(b, cfg, nil)
+	_, fast := listWatches(b, cfg, bindingjson.Decode)
 	for _, tc := range []struct {
 		name string
 		lw   *cache.ListWatch
-	}{{"client-go", cg}, {"wire", ours}} {
+	}{{"client-go", cg}, {"wire", ours}, {"wire-bindingjson", fast}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(stream.Len()))
 			b.ReportAllocs()
