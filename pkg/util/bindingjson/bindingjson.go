@@ -592,15 +592,18 @@ func (d *decoder) aggregatedItem(a *workv1alpha2.AggregatedStatusItem) bool {
 		case 1:
 			// A RawExtension keeps the value's bytes as they are written
 			// (runtime.RawExtension.UnmarshalJSON); null makes it nil.
+			// The reflective decoder validates them first; jsonscan checks
+			// only their brackets and strings.
 			if d.null() {
 				a.Status = nil
 				return true
 			}
 			s, e, ok := d.skip()
-			if ok {
-				a.Status = &runtime.RawExtension{Raw: bytes.Clone(d.b[s:e])}
+			if !ok || !json.Valid(d.b[s:e]) {
+				return false
 			}
-			return ok
+			a.Status = &runtime.RawExtension{Raw: bytes.Clone(d.b[s:e])}
+			return true
 		case 2:
 			return d.boolean(&a.Applied)
 		case 3:

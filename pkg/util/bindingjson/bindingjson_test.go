@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
@@ -38,20 +37,14 @@ func fixtures(t testing.TB) map[string][]byte {
 	return out
 }
 
-func scheme(t testing.TB) *runtime.Scheme {
+// decoders are wire's typed decoder without and with Decode: what the
+// binding informers used before and use now.
+func decoders(t testing.TB) (reflective, fast runtime.Decoder) {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := workv1alpha2.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	metav1.AddToGroupVersion(s, workv1alpha2.SchemeGroupVersion)
-	return s
-}
-
-// decoders are wire's typed decoder without and with Decode: what the
-// binding informers used before and use now.
-func decoders(t testing.TB) (reflective, fast runtime.Decoder) {
-	s := scheme(t)
 	return wire.NewTypedSerializer(s, nil).Objects, wire.NewTypedSerializer(s, bindingjson.Decode).Objects
 }
 
@@ -113,6 +106,8 @@ func TestDecodeGivesTheReflectiveResult(t *testing.T) {
 		{name: "a status that is not an object", doc: edit(t, dep, `"status":{"generation":1}`, `"status":"x"`)},
 		{name: "a status that is null", doc: edit(t, dep, `"status":{"generation":1}`, `"status":null`)},
 		{name: "a status with spaces inside", doc: edit(t, dep, `"status":{"generation":1}`, `"status":{ "generation" : 1 , "x":[1, 2] }`)},
+		{name: "a status with a bad literal inside", doc: edit(t, dep, `"status":{"generation":1}`, `"status":{"generation":tru}`), declined: true},
+		{name: "a status with a bad number inside", doc: edit(t, dep, `"status":{"generation":1}`, `"status":{"generation":01}`), declined: true},
 		{name: "negative zero generation", doc: edit(t, dep, `"generation":2`, `"generation":-0`)},
 		{name: "a fractional generation", doc: edit(t, dep, `"generation":2`, `"generation":2.0`), declined: true},
 		{name: "an exponent", doc: edit(t, dep, `"generation":2`, `"generation":2e0`), declined: true},
