@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
+	"github.com/atoll-dev/atoll/pkg/util/freeport"
 )
 
 // etcdQuotaBytes raises etcd's backend quota from the 2 GiB default: a
@@ -88,11 +89,15 @@ func startEtcd(ctx context.Context, dir, logDir string, files pki.Files, ports *
 }
 
 // loopbackURL returns an https URL on 127.0.0.1 at *port when that port is
-// free, or at a new free port, which it stores in *port.
+// free, or at a new free port (from freeport), which it stores in *port.
 func loopbackURL(port *int) (*url.URL, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
-	if err != nil && *port != 0 {
-		l, err = net.Listen("tcp", "127.0.0.1:0")
+	var l net.Listener
+	var err error
+	if *port != 0 {
+		l, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
+	}
+	if l == nil {
+		l, err = freeport.Listen("127.0.0.1")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("finding a free loopback port: %w", err)

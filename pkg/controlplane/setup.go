@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
+	"github.com/atoll-dev/atoll/pkg/util/freeport"
 )
 
 // DefaultListen serves on loopback at a free port, remembered across
@@ -48,14 +49,19 @@ func clientHost(host string) string {
 }
 
 // listenAPIServer binds the API server's port. An explicit port must be
-// free; otherwise the previous run's port is reused when free, else any.
+// free; otherwise the previous run's port is reused when free, else a new
+// one that freeport picks, so that it stays free across restarts.
 func listenAPIServer(host string, ports *portState, explicit bool) (net.Listener, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(ports.APIServer)))
+	var l net.Listener
+	var err error
+	if explicit || ports.APIServer != 0 {
+		l, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(ports.APIServer)))
+	}
 	if err != nil && explicit {
 		return nil, fmt.Errorf("--listen %s: %w", net.JoinHostPort(host, strconv.Itoa(ports.APIServer)), err)
 	}
-	if err != nil {
-		l, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if l == nil {
+		l, err = freeport.Listen(host)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("binding the API server on %s: %w", host, err)

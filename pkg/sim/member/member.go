@@ -27,6 +27,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/sim/faultproxy"
 	"github.com/atoll-dev/atoll/pkg/sim/kubelet"
 	"github.com/atoll-dev/atoll/pkg/sim/simdir"
+	"github.com/atoll-dev/atoll/pkg/util/freeport"
 )
 
 // ReadyMarker starts the line a member prints once it serves.
@@ -255,7 +256,7 @@ func listenRemembered(portFile string) (net.Listener, error) {
 			return l, nil
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := freeport.Listen("127.0.0.1")
 	if err != nil {
 		return nil, fmt.Errorf("binding the fault proxy: %w", err)
 	}
