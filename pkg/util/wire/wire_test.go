@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -221,6 +222,30 @@ func TestBadDocumentsAreRefused(t *testing.T) {
 				t.Fatalf("got %v, want an error with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestDecodeReportsTheKind: the kind Decode reports, with and without
+// the bindings' fast decoder, for a binding and for an error Status.
+func TestDecodeReportsTheKind(t *testing.T) {
+	status := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"Expired","code":410}`
+	for name, fast := range map[string]Fast{"reflective": nil, "bindingjson": bindingjson.Decode} {
+		d := NewTypedSerializer(testScheme(t), fast).Objects
+		for _, tc := range []struct {
+			doc  []byte
+			want schema.GroupVersionKind
+		}{
+			{fixtures(t)[0], workv1alpha2.SchemeGroupVersion.WithKind("ResourceBinding")},
+			{[]byte(status), metav1.SchemeGroupVersion.WithKind("Status")},
+		} {
+			obj, gvk, err := d.Decode(tc.doc, nil, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if *gvk != tc.want || !obj.GetObjectKind().GroupVersionKind().Empty() {
+				t.Errorf("%s: decoded %T as %v with kind %v set; want %v and none set", name, obj, *gvk, obj.GetObjectKind().GroupVersionKind(), tc.want)
+			}
+		}
 	}
 }
 
