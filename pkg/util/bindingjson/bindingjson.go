@@ -26,7 +26,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	kjson "sigs.k8s.io/json"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
@@ -407,7 +406,7 @@ func (d *decoder) metadata(m *metav1.ObjectMeta) bool {
 		case 2:
 			return d.str(&m.Namespace)
 		case 3:
-			return d.uid(&m.UID)
+			return named(d, &m.UID)
 		case 4:
 			return d.str(&m.ResourceVersion)
 		case 5:
@@ -454,10 +453,12 @@ func (d *decoder) metadata(m *metav1.ObjectMeta) bool {
 	})
 }
 
-func (d *decoder) uid(into *types.UID) bool {
+// named reads a string into a string type of its own (a UID, a
+// condition status, …), as str does.
+func named[T ~string](d *decoder, into *T) bool {
 	v := string(*into)
 	ok := d.str(&v)
-	*into = types.UID(v)
+	*into = T(v)
 	return ok
 }
 
@@ -471,7 +472,7 @@ func (d *decoder) ownerReference(o *metav1.OwnerReference) bool {
 		case 2:
 			return d.str(&o.Name)
 		case 3:
-			return d.uid(&o.UID)
+			return named(d, &o.UID)
 		case 4:
 			return d.boolPtr(&o.Controller)
 		default:
@@ -510,10 +511,7 @@ func (d *decoder) spec(spec *workv1alpha2.ResourceBindingSpec) bool {
 		case 7:
 			return reflective[policyv1alpha1.FailoverBehavior](d, &spec.Failover)
 		case 8:
-			v := string(spec.ConflictResolution)
-			ok := d.str(&v)
-			spec.ConflictResolution = policyv1alpha1.ConflictResolution(v)
-			return ok
+			return named(d, &spec.ConflictResolution)
 		case 9:
 			return d.timePtr(&spec.RescheduleTriggeredAt)
 		default:
@@ -534,7 +532,7 @@ func (d *decoder) resource(r *workv1alpha2.ObjectReference) bool {
 		case 3:
 			return d.str(&r.Name)
 		case 4:
-			return d.uid(&r.UID)
+			return named(d, &r.UID)
 		default:
 			return d.str(&r.ResourceVersion)
 		}
@@ -568,10 +566,7 @@ func (d *decoder) condition(c *metav1.Condition) bool {
 		case 0:
 			return d.str(&c.Type)
 		case 1:
-			v := string(c.Status)
-			ok := d.str(&v)
-			c.Status = metav1.ConditionStatus(v)
-			return ok
+			return named(d, &c.Status)
 		case 2:
 			return d.int64(&c.ObservedGeneration)
 		case 3:
@@ -609,10 +604,7 @@ func (d *decoder) aggregatedItem(a *workv1alpha2.AggregatedStatusItem) bool {
 		case 3:
 			return d.str(&a.AppliedMessage)
 		default:
-			v := string(a.Health)
-			ok := d.str(&v)
-			a.Health = workv1alpha2.ResourceHealth(v)
-			return ok
+			return named(d, &a.Health)
 		}
 	})
 }
