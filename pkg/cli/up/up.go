@@ -243,6 +243,17 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 		return err
 	}
 
+	// atoll's controller-manager is built first: what fails it (a taken
+	// metrics port) must end this process with its error before the
+	// kube-controller-manager runs, which can exit the process on its own
+	// once the API server stops, leaving no error behind.
+	mgrCtx, stopManager := context.WithCancel(ctx)
+	defer stopManager()
+	mgr, err := manager.New(mgrCtx, cp.ClientConfig, controllermanager.ManagerOptions(cfg.Manager))
+	if err != nil {
+		return err
+	}
+
 	// Namespace deletion and garbage collection, as Karmada's control plane
 	// runs them. Each controller acts as its own ServiceAccount, with the
 	// API server's bootstrap role for it, not as the admin.
@@ -250,13 +261,6 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 		Kubeconfig: cp.KubeconfigPath, ClusterName: "atoll", Controllers: controlplane.ControlPlaneControllers,
 		ExtraArgs: []string{"--use-service-account-credentials=true"},
 	})
-	if err != nil {
-		return err
-	}
-
-	mgrCtx, stopManager := context.WithCancel(ctx)
-	defer stopManager()
-	mgr, err := manager.New(mgrCtx, cp.ClientConfig, controllermanager.ManagerOptions(cfg.Manager))
 	if err != nil {
 		return err
 	}
