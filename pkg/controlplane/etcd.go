@@ -91,14 +91,7 @@ func startEtcd(ctx context.Context, dir, logDir string, files pki.Files, ports *
 // loopbackURL returns an https URL on 127.0.0.1 at *port when that port is
 // free, or at a new free port (from freeport), which it stores in *port.
 func loopbackURL(port *int) (*url.URL, error) {
-	var l net.Listener
-	var err error
-	if *port != 0 {
-		l, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
-	}
-	if l == nil {
-		l, err = freeport.Listen("127.0.0.1")
-	}
+	l, err := freeport.Listen("127.0.0.1", *port)
 	if err != nil {
 		return nil, fmt.Errorf("finding a free loopback port: %w", err)
 	}

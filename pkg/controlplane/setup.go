@@ -52,17 +52,14 @@ func clientHost(host string) string {
 // free; otherwise the previous run's port is reused when free, else a new
 // one that freeport picks, so that it stays free across restarts.
 func listenAPIServer(host string, ports *portState, explicit bool) (net.Listener, error) {
-	var l net.Listener
-	var err error
-	if explicit || ports.APIServer != 0 {
-		l, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(ports.APIServer)))
+	if explicit {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(ports.APIServer)))
+		if err != nil {
+			return nil, fmt.Errorf("--listen %s: %w", net.JoinHostPort(host, strconv.Itoa(ports.APIServer)), err)
+		}
+		return l, nil
 	}
-	if err != nil && explicit {
-		return nil, fmt.Errorf("--listen %s: %w", net.JoinHostPort(host, strconv.Itoa(ports.APIServer)), err)
-	}
-	if l == nil {
-		l, err = freeport.Listen(host)
-	}
+	l, err := freeport.Listen(host, ports.APIServer)
 	if err != nil {
 		return nil, fmt.Errorf("binding the API server on %s: %w", host, err)
 	}

@@ -251,17 +251,19 @@ func startProxy(ctx context.Context, dir string, cp *controlplane.ControlPlane) 
 }
 
 func listenRemembered(portFile string) (net.Listener, error) {
+	var remembered int
 	if data, err := os.ReadFile(portFile); err == nil {
-		if l, err := net.Listen("tcp", "127.0.0.1:"+string(data)); err == nil {
-			return l, nil
-		}
+		remembered, _ = strconv.Atoi(string(data)) // unreadable: a new port
 	}
-	l, err := freeport.Listen("127.0.0.1")
+	l, err := freeport.Listen("127.0.0.1", remembered)
 	if err != nil {
 		return nil, fmt.Errorf("binding the fault proxy: %w", err)
 	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	if err := pki.WriteFileAtomic(portFile, []byte(port), 0o600); err != nil {
+	port := l.Addr().(*net.TCPAddr).Port
+	if port == remembered {
+		return l, nil
+	}
+	if err := pki.WriteFileAtomic(portFile, []byte(strconv.Itoa(port)), 0o600); err != nil {
 		_ = l.Close()
 		return nil, err
 	}

@@ -28,10 +28,15 @@ const (
 	tries = 100
 )
 
-// Listen binds a free TCP port on host, below the ephemeral range when
-// the kernel's range leaves room for it (else wherever the kernel
-// chooses).
-func Listen(host string) (net.Listener, error) {
+// Listen binds port on host when it is not 0 and free (a remembered
+// port), else a free port below the ephemeral range when the kernel's
+// range leaves room for it (else wherever the kernel chooses).
+func Listen(host string, port int) (net.Listener, error) {
+	if port != 0 {
+		if l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port))); err == nil {
+			return l, nil
+		}
+	}
 	if high, ok := pickBelow(); ok {
 		for range tries {
 			port := lowest + rand.IntN(high-lowest)
@@ -46,7 +51,7 @@ func Listen(host string) (net.Listener, error) {
 // Addr returns a loopback host:port that is free now, for a server that
 // a process started later binds (tests' --metrics-bind-address).
 func Addr() (string, error) {
-	l, err := Listen("127.0.0.1")
+	l, err := Listen("127.0.0.1", 0)
 	if err != nil {
 		return "", err
 	}

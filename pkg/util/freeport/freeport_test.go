@@ -8,7 +8,7 @@ import (
 func TestListen(t *testing.T) {
 	high, below := pickBelow()
 	for range 20 {
-		l, err := Listen("127.0.0.1")
+		l, err := Listen("127.0.0.1", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,4 +30,29 @@ func TestAddr(t *testing.T) {
 		t.Fatalf("%s is not free: %v", addr, err)
 	}
 	_ = l.Close()
+}
+
+func TestListenRemembered(t *testing.T) {
+	l, err := Listen("127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	taken, err := Listen("127.0.0.1", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := taken.Addr().(*net.TCPAddr).Port; got == port {
+		t.Errorf("bound the taken port %d", port)
+	}
+	_ = taken.Close()
+	_ = l.Close()
+	again, err := Listen("127.0.0.1", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = again.Close() }()
+	if got := again.Addr().(*net.TCPAddr).Port; got != port {
+		t.Errorf("bound %d, want the remembered port %d, which is free", got, port)
+	}
 }
