@@ -118,9 +118,28 @@ type Options struct {
 	Failover FailoverOptions
 	// Rebalance configures gradual moves.
 	Rebalance RebalanceOptions
+	// Workers bound each controller's concurrent reconciles (zero values:
+	// the controllers' defaults).
+	Workers WorkerOptions
 	// Controllers selects controllers, Kubernetes style: "*" enables all,
 	// "name" enables one, "-name" disables one. Empty enables none.
 	Controllers []string
+}
+
+// WorkerOptions are how many objects each controller reconciles at once;
+// 0 keeps the controller's default.
+type WorkerOptions struct {
+	// Detector: templates (default 16).
+	Detector int
+	// Executor and ClusterExecutor: ResourceBindings and
+	// ClusterResourceBindings synced to members (default 8 each).
+	Executor, ClusterExecutor int
+	// Scheduler: bindings of each kind (default 16).
+	Scheduler int
+	// Cluster: member clusters (default 5).
+	Cluster int
+	// Dependencies: bindings whose dependencies are propagated (default 2).
+	Dependencies int
 }
 
 // RebalanceOptions configure gradual moves (see pkg/controller/rebalance).
@@ -187,11 +206,12 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 				SuccessThreshold: opts.ClusterSuccessThreshold,
 				FailureThreshold: opts.ClusterFailureThreshold,
 				NoScheduleOnly:   opts.Failover.NoScheduleOnly,
+				Workers:          opts.Workers.Cluster,
 			})
 		}},
 		{Name: "detector", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return detector.Setup(ctx, mgr, detector.Options{Interpreter: interp, Templates: full, TemplateInformers: templates, BindingFinalizer: finalizer, Shards: shards,
-				NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers), LeaderElection: opts.LeaderElect})
+				NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers), LeaderElection: opts.LeaderElect, Workers: opts.Workers.Detector})
 		}},
 		// Karmada's namespace sync controller, by its Karmada name so that
 		// --controllers=-namespace turns it off as there. The detector does
@@ -199,7 +219,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		{Name: NamespaceSync},
 		{Name: "scheduler", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return scheduler.Setup(ctx, mgr, scheduler.Options{Limiter: limiter, GracePeriod: opts.Failover.GracePeriod, Shards: shards,
-				WithdrawWhenNoFit: opts.WithdrawWhenNoFit, Handoff: handoff})
+				WithdrawWhenNoFit: opts.WithdrawWhenNoFit, Handoff: handoff, Workers: opts.Workers.Scheduler})
 		}},
 		{Name: failover.ControllerName, Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return failover.Setup(ctx, mgr, failover.Options{
@@ -212,10 +232,11 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 		{Name: "executor", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return executor.Setup(ctx, mgr, cc, executor.Options{SweepPeriod: opts.MemberSweepPeriod, StatusInterval: opts.BindingStatusWindow,
 				Interpreter: interp, Templates: full, Shards: shards, NamespaceAutoProvision: Enabled(NamespaceSync, opts.Controllers),
-				Handoff: handoff})
+				Handoff: handoff, Workers: opts.Workers.Executor, ClusterWorkers: opts.Workers.ClusterExecutor})
 		}},
 		{Name: "dependencies", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
-			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp, BindingFinalizer: finalizer, Shards: shards, TemplateInformers: templates})
+			return dependencies.Setup(ctx, mgr, dependencies.Options{Interpreter: interp, BindingFinalizer: finalizer, Shards: shards, TemplateInformers: templates,
+				Workers: opts.Workers.Dependencies})
 		}},
 		{Name: "hpa-marker", Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return hpamarker.Setup(ctx, mgr, hpamarker.Options{Shards: shards})

@@ -167,10 +167,28 @@ func TestRBACIsEnforced(t *testing.T) {
 func TestControllerManagerAgainstExistingAPIServer(t *testing.T) {
 	ctx := framework.Context(t, 2*time.Minute)
 	healthAddr, metricsAddr := framework.FreeLoopbackAddr(t), framework.FreeLoopbackAddr(t)
-	cmd := exec.Command(framework.Binary(t), "controller-manager",
+	// Every controller's workers are set by their flags (not the
+	// defaults), as the metrics say once ready.
+	workers := map[string]string{
+		"concurrent-resource-template-syncs":      "atoll_detector_workers",
+		"concurrent-resourcebinding-syncs":        `controller_runtime_max_concurrent_reconciles{controller="executor-resourcebinding"}`,
+		"concurrent-clusterresourcebinding-syncs": `controller_runtime_max_concurrent_reconciles{controller="executor-clusterresourcebinding"}`,
+		"concurrent-scheduler-syncs":              `controller_runtime_max_concurrent_reconciles{controller="scheduler-clusterresourcebinding"}`,
+		"concurrent-cluster-syncs":                `controller_runtime_max_concurrent_reconciles{controller="cluster"}`,
+		"concurrent-dependent-resource-syncs":     `controller_runtime_max_concurrent_reconciles{controller="dependencies"}`,
+	}
+	args := []string{"controller-manager",
 		"--kubeconfig", shared.Kubeconfig,
 		"--metrics-bind-address", metricsAddr,
-		"--health-probe-bind-address", healthAddr)
+		"--health-probe-bind-address", healthAddr}
+	want := map[string]float64{}
+	n := 20
+	for flag, metric := range workers {
+		n++ // a count no controller has by default
+		args = append(args, fmt.Sprintf("--%s=%d", flag, n))
+		want[metric] = float64(n)
+	}
+	cmd := exec.Command(framework.Binary(t), args...)
 	out := &framework.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -215,6 +233,12 @@ func TestControllerManagerAgainstExistingAPIServer(t *testing.T) {
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, "readyz: " + resp.Status
 	})
+	metrics := framework.ScrapeMetrics(t, metricsAddr)
+	for sample, n := range want {
+		if got, err := metrics.Value(sample); err != nil || got != n {
+			t.Errorf("%s = %v (%v), want %v (set by its flag)", sample, got, err, n)
+		}
+	}
 
 	_ = cmd.Process.Signal(os.Interrupt)
 	select {

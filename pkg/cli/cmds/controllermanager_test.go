@@ -54,3 +54,38 @@ func TestManagerRateAndEventFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestManagerWorkerFlags(t *testing.T) {
+	defaults := Workers{ResourceTemplate: 16, ResourceBinding: 8, ClusterResourceBinding: 8, Scheduler: 16, Cluster: 5, DependentResource: 2}
+	cases := map[string]struct {
+		args    []string
+		want    Workers
+		wantErr string
+	}{
+		"defaults": {want: defaults},
+		"Karmada's names": {
+			args: []string{"--concurrent-resource-template-syncs=32", "--concurrent-resourcebinding-syncs=12", "--concurrent-clusterresourcebinding-syncs=3",
+				"--concurrent-scheduler-syncs=4", "--concurrent-cluster-syncs=10", "--concurrent-dependent-resource-syncs=1"},
+			want: Workers{ResourceTemplate: 32, ResourceBinding: 12, ClusterResourceBinding: 3, Scheduler: 4, Cluster: 10, DependentResource: 1},
+		},
+		"zero":     {args: []string{"--concurrent-cluster-syncs=0"}, wantErr: "--concurrent-cluster-syncs: must be at least 1, got 0"},
+		"negative": {args: []string{"--concurrent-resource-template-syncs=-4"}, wantErr: "--concurrent-resource-template-syncs: must be at least 1, got -4"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := runControllerManager(tc.args...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Manager.Workers != tc.want {
+				t.Errorf("workers %+v, want %+v", got.Manager.Workers, tc.want)
+			}
+		})
+	}
+}

@@ -73,6 +73,7 @@ type Manager struct {
 	MemberSweepPeriod       time.Duration
 	BindingStatusWindow     time.Duration
 	Failover                Failover
+	Workers                 Workers
 	RebalanceMaxInFlight    int32
 	RebalanceSettleWindow   time.Duration
 	WhenNoClusterFits       string
@@ -82,6 +83,47 @@ type Manager struct {
 	PprofBindAddress        string
 	LeaderElect             bool
 	LeaderElectionNamespace string
+}
+
+// Workers are how many objects each controller reconciles at once, under
+// Karmada's flag names where Karmada has one.
+type Workers struct {
+	ResourceTemplate       int
+	ResourceBinding        int
+	ClusterResourceBinding int
+	Scheduler              int
+	Cluster                int
+	DependentResource      int
+}
+
+func (w *Workers) addFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.IntVar(&w.ResourceTemplate, "concurrent-resource-template-syncs", 16, "templates the detector reconciles at once (claims and binding writes, each mostly a wait on the API server)")
+	fs.IntVar(&w.ResourceBinding, "concurrent-resourcebinding-syncs", 8, "ResourceBindings the executor syncs to their member clusters at once")
+	fs.IntVar(&w.ClusterResourceBinding, "concurrent-clusterresourcebinding-syncs", 8, "ClusterResourceBindings the executor syncs to their member clusters at once")
+	fs.IntVar(&w.Scheduler, "concurrent-scheduler-syncs", 16, "bindings of each kind the scheduler places at once (atoll's own flag: Karmada's scheduler is a process of its own)")
+	fs.IntVar(&w.Cluster, "concurrent-cluster-syncs", 5, "member clusters whose health and status are collected at once")
+	fs.IntVar(&w.DependentResource, "concurrent-dependent-resource-syncs", 2, "bindings whose dependencies (the ConfigMaps, Secrets and others a workload refers to) are propagated at once")
+}
+
+// Validate checks that every controller has at least one worker.
+func (w *Workers) Validate() error {
+	for _, f := range []struct {
+		name string
+		n    int
+	}{
+		{"concurrent-resource-template-syncs", w.ResourceTemplate},
+		{"concurrent-resourcebinding-syncs", w.ResourceBinding},
+		{"concurrent-clusterresourcebinding-syncs", w.ClusterResourceBinding},
+		{"concurrent-scheduler-syncs", w.Scheduler},
+		{"concurrent-cluster-syncs", w.Cluster},
+		{"concurrent-dependent-resource-syncs", w.DependentResource},
+	} {
+		if f.n < 1 {
+			return fmt.Errorf("--%s: must be at least 1, got %d", f.name, f.n)
+		}
+	}
+	return nil
 }
 
 // Failover is how failed clusters and applications are handled.
@@ -137,6 +179,7 @@ func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderEle
 	fs.DurationVar(&m.MemberSweepPeriod, "member-sweep-period", 5*time.Minute, "how often every Ready member is made to watch every propagated resource, so copies no binding status records are found and withdrawn where unwanted")
 	fs.DurationVar(&m.BindingStatusWindow, "binding-status-coalesce-window", 3*time.Second, "least time between two writes of one binding's status (and its template's aggregated status) for member status churn; changes in between are merged into one write. Changes of clusters, Applied, Health or FullyApplied are written at once")
 	m.Failover.addFlags(cmd)
+	m.Workers.addFlags(cmd)
 	fs.Int32Var(&m.RebalanceMaxInFlight, "rebalance-max-in-flight", 1000, "replicas that gradual moves (Rebalances) may add at once across the fleet before their sources shrink; further steps queue; 0 means unlimited")
 	fs.DurationVar(&m.RebalanceSettleWindow, "rebalance-settle-window", 3*time.Second, "how long a workload's new target must stay unchanged before a gradual move steps, so weight and replica edits arriving together make one plan")
 	fs.StringVar(&m.WhenNoClusterFits, "when-no-cluster-fits", "Keep", "what happens to a placed workload when no cluster matches its policy's cluster affinity any more: Keep (the placement stays) or Withdraw (removed from the clusters that no longer match, as Karmada does); a policy's atoll.dev/when-no-cluster-fits annotation overrides it")
@@ -161,6 +204,9 @@ func (m *Manager) addFlags(cmd *cobra.Command, metrics, health string, leaderEle
 		}
 		if m.RebalanceMaxInFlight < 0 {
 			return fmt.Errorf("--rebalance-max-in-flight: must not be negative, got %d", m.RebalanceMaxInFlight)
+		}
+		if err := m.Workers.Validate(); err != nil {
+			return err
 		}
 		return m.Failover.Validate()
 	}

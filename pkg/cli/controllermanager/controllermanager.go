@@ -67,6 +67,14 @@ func ManagerOptions(m cmds.Manager) manager.Options {
 			GracePeriod:               m.Failover.GracefulEvictionTimeout,
 			UnhealthyClusterThreshold: m.Failover.UnhealthyClusterThreshold,
 		},
+		Workers: manager.WorkerOptions{
+			Detector:        m.Workers.ResourceTemplate,
+			Executor:        m.Workers.ResourceBinding,
+			ClusterExecutor: m.Workers.ClusterResourceBinding,
+			Scheduler:       m.Workers.Scheduler,
+			Cluster:         m.Workers.Cluster,
+			Dependencies:    m.Workers.DependentResource,
+		},
 		Rebalance: manager.RebalanceOptions{
 			MaxInFlight:  m.RebalanceMaxInFlight,
 			SettleWindow: m.RebalanceSettleWindow,

@@ -303,6 +303,7 @@ func (d *Detector) Start(ctx context.Context) error {
 	for range d.opts.Workers {
 		wg.Go(func() { d.work(ctx) })
 	}
+	maxWorkers.Set(float64(d.opts.Workers))
 	d.ready.Store(true)
 	d.mu.RLock()
 	watchedResources.Set(float64(len(d.resources)))

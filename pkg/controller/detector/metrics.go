@@ -34,6 +34,10 @@ var (
 		Name: "atoll_detector_active_workers",
 		Help: "Workers currently reconciling.",
 	})
+	maxWorkers = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "atoll_detector_workers",
+		Help: "Templates the detector reconciles at once at most (--concurrent-resource-template-syncs), as controller_runtime_max_concurrent_reconciles for the other controllers.",
+	})
 	watchedResources = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "atoll_detector_watched_resources",
 		Help: "Resources (GVRs) whose templates the detector watches; 0 until the first discovery has synced.",
@@ -42,5 +46,5 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(bindingsWritten, claimsWritten, policiesLabelled, reconciles,
-		reconcileDuration, activeWorkers, watchedResources)
+		reconcileDuration, activeWorkers, maxWorkers, watchedResources)
 }

@@ -49,8 +49,10 @@ const DefaultStatusInterval = 3 * time.Second
 
 // Options configure the executor.
 type Options struct {
-	// Workers bounds concurrent binding reconciles per kind.
-	Workers int
+	// Workers and ClusterWorkers bound concurrent reconciles of
+	// ResourceBindings and ClusterResourceBindings (default 8; 0 for
+	// ClusterWorkers: as Workers).
+	Workers, ClusterWorkers int
 	// StatusInterval is the least time between two status writes of one
 	// binding for member status churn; changes inside it are coalesced
 	// (with the template's aggregated status). Default 3s.
@@ -83,8 +85,11 @@ type Options struct {
 
 // Setup adds the executor for both binding kinds to mgr.
 func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts Options) error {
-	if opts.Workers == 0 {
+	if opts.Workers <= 0 {
 		opts.Workers = 8
+	}
+	if opts.ClusterWorkers <= 0 {
+		opts.ClusterWorkers = opts.Workers
 	}
 	if opts.StatusInterval == 0 {
 		opts.StatusInterval = DefaultStatusInterval
@@ -137,7 +142,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			Named("executor-"+kind.name()).
 			For(kind.NewObject()).
 			WithOptions(controller.Options{
-				MaxConcurrentReconciles: opts.Workers,
+				MaxConcurrentReconciles: kind.workers(opts),
 				RateLimiter:             workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
 				NeedLeaderElection:      opts.Shards.NeedLeaderElection(),
 			}).

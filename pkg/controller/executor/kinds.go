@@ -31,6 +31,14 @@ func (k kind) name() string { return strings.ToLower(k.Kind.Kind()) }
 
 func (k kind) clusterScoped() bool { return k == clusterKind }
 
+// workers is how many bindings of this kind are reconciled at once.
+func (k kind) workers(opts Options) int {
+	if k.clusterScoped() {
+		return opts.ClusterWorkers
+	}
+	return opts.Workers
+}
+
 // owns reports whether a member object's annotations point at a binding of
 // this kind, and which.
 func (k kind) owns(a map[string]string) (types.NamespacedName, bool) {
