@@ -19,6 +19,23 @@ func runControllerManager(args ...string) (*ControllerManager, error) {
 	return got, err
 }
 
+// parsed runs `controller-manager args...` and returns its configuration,
+// or nil once it has checked that the run failed with wantErr.
+func parsed(t *testing.T, args []string, wantErr string) *ControllerManager {
+	t.Helper()
+	got, err := runControllerManager(args...)
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error %v, want one containing %q", err, wantErr)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func TestManagerRateAndEventFlags(t *testing.T) {
 	cases := map[string]struct {
 		args       []string
@@ -36,15 +53,9 @@ func TestManagerRateAndEventFlags(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := runControllerManager(tc.args...)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
+			got := parsed(t, tc.args, tc.wantErr)
+			if got == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			// nil would record every type (manager.Options.EventTypes).
 			if got.Manager.KubeAPIQPS != tc.qps || got.Manager.EventTypes == nil ||
@@ -73,17 +84,8 @@ func TestManagerWorkerFlags(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := runControllerManager(tc.args...)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Manager.Workers != tc.want {
+			got := parsed(t, tc.args, tc.wantErr)
+			if got != nil && got.Manager.Workers != tc.want {
 				t.Errorf("workers %+v, want %+v", got.Manager.Workers, tc.want)
 			}
 		})
