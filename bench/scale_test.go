@@ -283,8 +283,8 @@ func (m *controllerManager) queueDepths() string {
 }
 
 // logQueues logs the non-empty work queues every period until stop is
-// closed: which controller a restart is still waiting for.
-func (m *controllerManager) logQueues(b *testing.B, period time.Duration, stop <-chan struct{}) {
+// closed: which controller a restart (or a burst) is still waiting for.
+func (m *controllerManager) logQueues(b *testing.B, phase string, period time.Duration, stop <-chan struct{}) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -292,7 +292,7 @@ func (m *controllerManager) logQueues(b *testing.B, period time.Duration, stop <
 		case <-stop:
 			return
 		case <-t.C:
-			b.Logf("restart +%s: queued %s; detector busy %v; parked %v", time.Since(m.started).Round(time.Second), m.queueDepths(),
+			b.Logf("%s +%s: queued %s; detector busy %v; parked %v", phase, time.Since(m.started).Round(time.Second), m.queueDepths(),
 				m.metric("atoll_detector_active_workers"), m.metric("atoll_executor_parked_bindings"))
 		}
 	}
@@ -396,6 +396,9 @@ func runTemplatesAtScale(b *testing.B) {
 	createPolicy(ctx, b, c, utiltesting.MakePropagationPolicy("all", scaleNS).ClusterNames("member1", "member2").
 		Select("apps/v1", "Deployment", "").Select("v1", "ConfigMap", "").Obj())
 	start := time.Now()
+	// Where a burst waits: the queues once a minute.
+	stopBurstLog := make(chan struct{})
+	go cm.logQueues(b, "burst", time.Minute, stopBurstLog)
 	createInParallel(ctx, b, cfg, n, func(cs kubernetes.Interface, i int) error {
 		if i%2 == 0 {
 			_, err := cs.AppsV1().Deployments(scaleNS).Create(ctx, benchDeployment(scaleNS, templateName(i), 1), metav1.CreateOptions{})
@@ -422,6 +425,13 @@ func runTemplatesAtScale(b *testing.B) {
 	propagated := time.Since(start)
 	framework.Eventually(b, time.Hour, "controller-manager idle after the burst", cm.idle(b))
 	time.Sleep(10 * time.Second) // coalesced status writes
+	close(stopBurstLog)
+	burstWrites := 0.0
+	for _, verb := range []string{"create", "update", "patch", "delete", "deletecollection"} {
+		burstWrites += cm.metric("atoll_controller_requests_total", `verb="`+verb+`"`)
+	}
+	b.Logf("burst: %.2f control-plane writes per template (events included); by controller:\n%s", burstWrites/float64(n), controllerWrites(cm.metrics))
+	b.ReportMetric(burstWrites/float64(n), "burst-writes/template")
 	settledMB, err := residentMB(cm.cmd.Process.Pid)
 	if err != nil {
 		b.Fatal(err)
@@ -511,7 +521,7 @@ func runTemplatesAtScale(b *testing.B) {
 	freshLatency := time.Since(fresh)
 	b.Logf("restart: ready after %s; fresh template: %s; in members %v", readyAfter.Round(time.Millisecond), stages(), arrived)
 	stopLog := make(chan struct{})
-	go cm.logQueues(b, 5*time.Second, stopLog)
+	go cm.logQueues(b, "restart", 5*time.Second, stopLog)
 	framework.Eventually(b, time.Hour, "restarted controller-manager idle", cm.idle(b))
 	restartIdle := time.Since(cm.started)
 	cpuAtIdle := restartCPU(cp, cm)
