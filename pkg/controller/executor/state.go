@@ -105,12 +105,20 @@ type statusWrites struct {
 	mu        sync.Mutex
 	clock     clock.PassiveClock
 	interval  time.Duration
-	last      map[types.NamespacedName]time.Time
+	last      map[types.NamespacedName]statusWrite
 	lastSweep time.Time
 }
 
+// statusWrite is one write of a binding's status by this process.
+type statusWrite struct {
+	at time.Time
+	// over is the resourceVersion the write replaced: a cache that still
+	// shows it has not seen the write yet.
+	over string
+}
+
 func newStatusWrites(c clock.PassiveClock, interval time.Duration) *statusWrites {
-	return &statusWrites{clock: c, interval: interval, last: map[types.NamespacedName]time.Time{}, lastSweep: c.Now()}
+	return &statusWrites{clock: c, interval: interval, last: map[types.NamespacedName]statusWrite{}, lastSweep: c.Now()}
 }
 
 // wait is how long until the interval has passed since key's last write,
@@ -122,27 +130,41 @@ func (w *statusWrites) wait(key types.NamespacedName) time.Duration {
 	if !ok {
 		return 0
 	}
-	return max(0, w.interval-w.clock.Since(last))
+	return max(0, w.interval-w.clock.Since(last.at))
 }
 
-func (w *statusWrites) written(key types.NamespacedName) {
+// written records a write of key's status that replaced resourceVersion
+// over.
+func (w *statusWrites) written(key types.NamespacedName, over string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clock.Now()
-	w.last[key] = now
+	w.last[key] = statusWrite{at: now, over: over}
 	if now.Sub(w.lastSweep) < w.interval {
 		return
 	}
 	// At most one sweep per interval, over the writes of about two: O(1)
 	// per write amortised. Into a new map, since Go maps keep their peak
 	// size after deletes.
-	kept := make(map[types.NamespacedName]time.Time)
-	for k, t := range w.last {
-		if now.Sub(t) < w.interval {
-			kept[k] = t
+	kept := make(map[types.NamespacedName]statusWrite)
+	for k, last := range w.last {
+		if now.Sub(last.at) < w.interval {
+			kept[k] = last
 		}
 	}
 	w.last, w.lastSweep = kept, now
+}
+
+// behind reports whether a binding the cache shows at resourceVersion rv
+// is the version this process's last write of its status replaced, less
+// than an interval ago: the cache has not seen that write yet. (A
+// resourceVersion names one version of one object, so an equal one is
+// that version; after the interval the cache is believed, as before.)
+func (w *statusWrites) behind(key types.NamespacedName, rv string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.last[key]
+	return ok && rv != "" && last.over == rv && w.clock.Since(last.at) < w.interval
 }
 
 func (w *statusWrites) drop(key types.NamespacedName) {
