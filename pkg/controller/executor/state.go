@@ -155,16 +155,22 @@ func (w *statusWrites) written(key types.NamespacedName, over string) {
 	w.last, w.lastSweep = kept, now
 }
 
+// maxCacheLag bounds how long the cache is taken to be behind a status
+// write, whatever the coalescing window: a cache that is later than that
+// has a broken watch, and believing it (a write that may lose its race)
+// beats holding every status write of the binding back.
+const maxCacheLag = 10 * time.Second
+
 // behind reports whether a binding the cache shows at resourceVersion rv
 // is the version this process's last write of its status replaced, less
-// than an interval ago: the cache has not seen that write yet. (A
-// resourceVersion names one version of one object, so an equal one is
-// that version; after the interval the cache is believed, as before.)
+// than an interval (at most maxCacheLag) ago: the cache has not seen that
+// write yet. (A resourceVersion names one version of one object, so an
+// equal one is that version; later the cache is believed, as before.)
 func (w *statusWrites) behind(key types.NamespacedName, rv string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last, ok := w.last[key]
-	return ok && rv != "" && last.over == rv && w.clock.Since(last.at) < w.interval
+	return ok && rv != "" && last.over == rv && w.clock.Since(last.at) < min(w.interval, maxCacheLag)
 }
 
 func (w *statusWrites) drop(key types.NamespacedName) {

@@ -119,4 +119,17 @@ func TestStatusWritesKnowWhenTheCacheIsBehind(t *testing.T) {
 	if w.behind(types.NamespacedName{Namespace: "ns", Name: "other"}, "10") {
 		t.Error("another binding's cache is behind this one's write")
 	}
+	// A long coalescing window does not hold writes back for as long: past
+	// maxCacheLag the cache is believed.
+	long := newStatusWrites(clk, time.Hour)
+	clk.SetTime(time.Unix(2000, 0))
+	long.written(key, "10")
+	clk.SetTime(clk.Now().Add(maxCacheLag - time.Second))
+	if !long.behind(key, "10") {
+		t.Error("not behind within maxCacheLag")
+	}
+	clk.SetTime(clk.Now().Add(time.Second))
+	if long.behind(key, "10") {
+		t.Error("behind past maxCacheLag")
+	}
 }
