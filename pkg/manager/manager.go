@@ -129,10 +129,10 @@ type Options struct {
 // WorkerOptions are how many objects each controller reconciles at once;
 // 0 keeps the controller's default.
 type WorkerOptions struct {
-	// Detector: templates (default 16).
+	// Detector: templates (default 32).
 	Detector int
 	// Executor and ClusterExecutor: ResourceBindings and
-	// ClusterResourceBindings synced to members (default 8 each).
+	// ClusterResourceBindings synced to members (default 16 each).
 	Executor, ClusterExecutor int
 	// Scheduler: bindings of each kind (default 16).
 	Scheduler int

@@ -67,7 +67,7 @@ func TestManagerRateAndEventFlags(t *testing.T) {
 }
 
 func TestManagerWorkerFlags(t *testing.T) {
-	defaults := Workers{ResourceTemplate: 16, ResourceBinding: 8, ClusterResourceBinding: 8, Scheduler: 16, Cluster: 5, DependentResource: 2}
+	defaults := Workers{ResourceTemplate: 32, ResourceBinding: 16, ClusterResourceBinding: 16, Scheduler: 16, Cluster: 5, DependentResource: 2}
 	cases := map[string]struct {
 		args    []string
 		want    Workers

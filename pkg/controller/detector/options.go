@@ -31,7 +31,7 @@ type Options struct {
 	// RediscoveryPeriod is how often the control plane's resources are
 	// discovered again, to watch new CRDs. Default 30s.
 	RediscoveryPeriod time.Duration
-	// Workers bounds concurrent reconciles. Default 16: a reconcile mostly
+	// Workers bounds concurrent reconciles. Default 32: a reconcile mostly
 	// waits on the API server (claim, read, binding), so a burst needs many
 	// in flight.
 	Workers int
@@ -128,7 +128,7 @@ func (o *Options) defaults() {
 		o.RediscoveryPeriod = 30 * time.Second
 	}
 	if o.Workers <= 0 {
-		o.Workers = 16
+		o.Workers = 32
 	}
 }
 

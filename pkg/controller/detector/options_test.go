@@ -130,8 +130,8 @@ func TestWatchable(t *testing.T) {
 func TestOptionsDefaults(t *testing.T) {
 	var o Options
 	o.defaults()
-	if o.Workers != 16 || o.RediscoveryPeriod != 30*time.Second {
-		t.Errorf("defaults: workers %d, rediscovery %s; want 16, 30s", o.Workers, o.RediscoveryPeriod)
+	if o.Workers != 32 || o.RediscoveryPeriod != 30*time.Second {
+		t.Errorf("defaults: workers %d, rediscovery %s; want 32, 30s", o.Workers, o.RediscoveryPeriod)
 	}
 	if diff := cmp.Diff(DefaultSkippedNamespaces(), o.SkippedNamespaces); diff != "" {
 		t.Errorf("skipped namespaces (-want +got):\n%s", diff)

@@ -50,7 +50,7 @@ const DefaultStatusInterval = 3 * time.Second
 // Options configure the executor.
 type Options struct {
 	// Workers and ClusterWorkers bound concurrent reconciles of
-	// ResourceBindings and ClusterResourceBindings (default 8; 0 for
+	// ResourceBindings and ClusterResourceBindings (default 16; 0 for
 	// ClusterWorkers: as Workers).
 	Workers, ClusterWorkers int
 	// StatusInterval is the least time between two status writes of one
@@ -86,7 +86,7 @@ type Options struct {
 // Setup adds the executor for both binding kinds to mgr.
 func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts Options) error {
 	if opts.Workers <= 0 {
-		opts.Workers = 8
+		opts.Workers = 16
 	}
 	if opts.ClusterWorkers <= 0 {
 		opts.ClusterWorkers = opts.Workers
