@@ -1238,6 +1238,9 @@ func saveProfile(b *testing.B, addr, what, file string) {
 	b.Logf("profile %s written to %s", what, file)
 }
 
+// controllerWriteVerbs are the verbs of atoll_controller_requests_total that write.
+var controllerWriteVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
+
 // controllerWrites lists the write requests each controller of the atoll
 // process serving metrics on addr has sent since it started.
 func controllerWrites(addr string) string {
@@ -1256,8 +1259,7 @@ func controllerWrites(addr string) string {
 		if !ok {
 			continue
 		}
-		switch parseLabels(rest)["verb"] {
-		case "create", "update", "patch", "delete", "deletecollection":
+		if slices.Contains(controllerWriteVerbs, parseLabels(rest)["verb"]) {
 			sb.WriteString("    " + line + "\n")
 		}
 	}

@@ -427,7 +427,7 @@ func runTemplatesAtScale(b *testing.B) {
 	time.Sleep(10 * time.Second) // coalesced status writes
 	close(stopBurstLog)
 	burstWrites := 0.0
-	for _, verb := range []string{"create", "update", "patch", "delete", "deletecollection"} {
+	for _, verb := range controllerWriteVerbs {
 		burstWrites += cm.metric("atoll_controller_requests_total", `verb="`+verb+`"`)
 	}
 	b.Logf("burst: %.2f control-plane writes per template (events included); by controller:\n%s", burstWrites/float64(n), controllerWrites(cm.metrics))
