@@ -127,18 +127,18 @@ type Options struct {
 }
 
 // WorkerOptions are how many objects each controller reconciles at once;
-// 0 keeps the controller's default.
+// 0 keeps the controller's own default (its Options say which).
 type WorkerOptions struct {
-	// Detector: templates (default 32).
+	// Detector: templates.
 	Detector int
 	// Executor and ClusterExecutor: ResourceBindings and
-	// ClusterResourceBindings synced to members (default 16 each).
+	// ClusterResourceBindings synced to members.
 	Executor, ClusterExecutor int
-	// Scheduler: bindings of each kind (default 16).
+	// Scheduler: bindings of each kind.
 	Scheduler int
-	// Cluster: member clusters (default 5).
+	// Cluster: member clusters.
 	Cluster int
-	// Dependencies: bindings whose dependencies are propagated (default 2).
+	// Dependencies: bindings whose dependencies are propagated.
 	Dependencies int
 }
 
