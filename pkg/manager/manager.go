@@ -197,7 +197,7 @@ func registry(opts Options, cc *clustercache.Cache, interp *interpreter.Interpre
 	// when both run here (one binding status write instead of two).
 	var handoff *bindingkind.Handoff
 	if Enabled("executor", opts.Controllers) && Enabled("scheduler", opts.Controllers) {
-		handoff = bindingkind.NewHandoff(0)
+		handoff = bindingkind.NewHandoff(0, 0)
 	}
 	return []Controller{
 		{Name: "cluster", Setup: func(ctx context.Context, mgr ctrl.Manager) error {

@@ -219,6 +219,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	_, spec, status := bindingkind.Parts(obj)
+	// The scheduler's handed-over part waits while the binding is queued
+	// here, and a Timeout from now once it is taken up.
+	r.opts.Handoff.Seen(obj.GetUID(), obj.GetGeneration(), r.opts.Clock.Now())
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return r.finalize(ctx, obj, spec, status)
 	}

@@ -17,21 +17,30 @@ import (
 // status write instead of two (the Scheduled condition, then the applied
 // status a few milliseconds later). Both controllers must run in the same
 // process; the scheduler writes the status itself when the executor has
-// not within the handoff's timeout (see Pending). A nil *Handoff hands nothing
-// over: every method is a no-op.
+// not in time (see Left). A nil *Handoff hands nothing over: every method
+// is a no-op.
 type Handoff struct {
 	mu        sync.Mutex
 	pending   map[types.UID]Scheduled
 	lastSweep time.Time
 	timeout   time.Duration
+	queued    time.Duration
 }
 
 // DefaultHandoffTimeout is how long the scheduler leaves its status part
-// to the executor before writing it itself: longer than the executor takes
-// for a binding in a burst, short enough that a binding the executor cannot
-// sync (its template gone, an API error) still shows its Scheduled
-// condition soon.
+// to the executor once the executor has taken the binding up (or has
+// written this generation's status without the part) before writing it
+// itself: a binding the executor cannot sync (its template gone, an API
+// error) still shows its Scheduled condition soon.
 const DefaultHandoffTimeout = 15 * time.Second
+
+// DefaultQueuedTimeout bounds the wait for an executor that has not taken
+// the binding up at all: in a burst its queue holds a binding for longer
+// than DefaultHandoffTimeout (25–50 s at 100,000 templates), and writing
+// the part then costs a second status write that races the executor's
+// (issue 14). The bound is for an executor that never comes (a lost
+// event): the Scheduled condition still shows within it.
+const DefaultQueuedTimeout = 5 * time.Minute
 
 // Scheduled is the scheduler's part of a binding status for one
 // generation of the binding.
@@ -44,23 +53,65 @@ type Scheduled struct {
 	Condition         metav1.Condition
 	// Since is when the scheduler handed it over.
 	Since time.Time
+	// Seen is when the executor last took the binding up at Generation
+	// with the part pending (zero: not yet).
+	Seen time.Time
 }
 
-// NewHandoff returns an empty Handoff whose parts the scheduler writes
-// itself after timeout (DefaultHandoffTimeout when 0).
-func NewHandoff(timeout time.Duration) *Handoff {
+// NewHandoff returns an empty Handoff whose parts wait timeout for an
+// executor that has taken their binding up, and queued for one that has
+// not (DefaultHandoffTimeout and DefaultQueuedTimeout when 0; queued is at
+// least timeout).
+func NewHandoff(timeout, queued time.Duration) *Handoff {
 	if timeout <= 0 {
 		timeout = DefaultHandoffTimeout
 	}
-	return &Handoff{pending: map[types.UID]Scheduled{}, timeout: timeout}
+	if queued <= 0 {
+		queued = DefaultQueuedTimeout
+	}
+	return &Handoff{pending: map[types.UID]Scheduled{}, timeout: timeout, queued: max(queued, timeout)}
 }
 
-// Timeout is how long a part waits for the executor.
+// Timeout is how long a part waits for an executor that has taken the
+// binding up, and how often the scheduler looks again while it waits.
 func (h *Handoff) Timeout() time.Duration {
 	if h == nil {
 		return 0
 	}
 	return h.timeout
+}
+
+// Left is how much longer the scheduler leaves s to the executor at now (0
+// or less: write it itself). executorWrote says the binding's status shows
+// the executor's write of s's generation: it took the binding up before the
+// part was handed over, so Seen was never set, and its own write does not
+// bring the binding back to it.
+func (h *Handoff) Left(s Scheduled, executorWrote bool, now time.Time) time.Duration {
+	if h == nil {
+		return 0
+	}
+	switch {
+	case !s.Seen.IsZero():
+		return s.Seen.Add(h.timeout).Sub(now)
+	case executorWrote:
+		return s.Since.Add(h.timeout).Sub(now)
+	default: // still queued in the executor
+		return s.Since.Add(h.queued).Sub(now)
+	}
+}
+
+// Seen records that the executor takes up the binding uid at generation
+// now; a part pending for that generation then waits Timeout from now.
+func (h *Handoff) Seen(uid types.UID, generation int64, now time.Time) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s, ok := h.pending[uid]; ok && s.Generation == generation {
+		s.Seen = now
+		h.pending[uid] = s
+	}
 }
 
 // Put hands s over for the binding uid, replacing what was pending.
@@ -73,11 +124,11 @@ func (h *Handoff) Put(uid types.UID, s Scheduled) {
 	h.pending[uid] = s
 	// Parts of bindings deleted before the executor wrote them would stay
 	// forever; dropping a part is always safe (the scheduler then writes
-	// the status itself at its timeout), so old ones go.
+	// the status itself when it next looks), so those older than any wait go.
 	if s.Since.Sub(h.lastSweep) > h.timeout {
 		h.lastSweep = s.Since
 		for k, p := range h.pending {
-			if s.Since.Sub(p.Since) > 2*h.timeout {
+			if s.Since.Sub(p.Since) > 2*h.queued {
 				delete(h.pending, k)
 			}
 		}
@@ -129,7 +180,8 @@ func (h *Handoff) Len() int {
 	return len(h.pending)
 }
 
-// Same reports whether s and o are the same part, whenever handed over.
+// Same reports whether s and o are the same part, whenever handed over
+// and seen.
 func (s Scheduled) Same(o Scheduled) bool {
 	return s.Generation == o.Generation && s.AffinityName == o.AffinityName &&
 		semantic.Equal(s.LastScheduledTime, o.LastScheduledTime) &&

@@ -230,9 +230,9 @@ func TestRescheduleOnClusterLabels(t *testing.T) {
 
 // TestStatusHandoffWithoutExecutor: with a status handoff and no executor
 // to take it, the scheduler writes a new placement's status itself once
-// the handoff times out, so the binding still shows Scheduled.
+// the wait for a queued binding ends, so the binding still shows Scheduled.
 func TestStatusHandoffWithoutExecutor(t *testing.T) {
-	handoff := bindingkind.NewHandoff(3 * time.Second)
+	handoff := bindingkind.NewHandoff(3*time.Second, 6*time.Second)
 	framework.StartManager(t, cp.RESTConfig(t), func(ctx context.Context, mgr ctrl.Manager) error {
 		return scheduler.Setup(ctx, mgr, scheduler.Options{Workers: 2, Handoff: handoff})
 	})
