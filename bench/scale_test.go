@@ -431,6 +431,8 @@ func runTemplatesAtScale(b *testing.B) {
 		burstWrites += cm.metric("atoll_controller_requests_total", `verb="`+verb+`"`)
 	}
 	b.Logf("burst: %.2f control-plane writes per template (events included); by controller:\n%s", burstWrites/float64(n), controllerWrites(cm.metrics))
+	b.Logf("burst: scheduler status parts handed to the executor %.0f, written by the scheduler after waiting %.0f",
+		cm.metric("atoll_scheduler_status_handoffs_total", `outcome="handed"`), cm.metric("atoll_scheduler_status_handoffs_total", `outcome="timed-out"`))
 	b.ReportMetric(burstWrites/float64(n), "burst-writes/template")
 	settledMB, err := residentMB(cm.cmd.Process.Pid)
 	if err != nil {
