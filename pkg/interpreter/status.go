@@ -51,6 +51,16 @@ func healthIf(ok bool) workv1alpha2.ResourceHealth {
 	return workv1alpha2.ResourceUnhealthy
 }
 
+// ReflectedCurrent reports whether a reflected workload status shows its
+// member object's generation as observed by the member's own controller
+// (true for a status that records no generation, as a script's may not).
+func ReflectedCurrent(status map[string]any) bool {
+	if _, ok := status["generation"]; !ok {
+		return true
+	}
+	return num(status, "observedGeneration") >= num(status, "generation")
+}
+
 func num(m map[string]any, key string) int64 {
 	v, _ := toFloat(m[key])
 	return int64(v)
@@ -93,7 +103,7 @@ func nativeAggregateStatus(template *unstructured.Unstructured, items []workv1al
 	}
 	observed := template.GetGeneration()
 	for _, r := range reflected {
-		if num(r, "observedGeneration") < num(r, "generation") {
+		if !ReflectedCurrent(r) {
 			allCurrent = false
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
@@ -41,8 +42,31 @@ type world struct {
 type observed struct {
 	reported        bool
 	replicas, ready int32
-	hpaReported     bool
-	hpaDesired      int32
+	// current: the report reflects the binding's present spec.clusters,
+	// as the member's own controller has processed it (see observedOf).
+	current     bool
+	hpaReported bool
+	hpaDesired  int32
+}
+
+// observedOf reads one cluster's status item. synced says the executor's
+// status was written for the binding's present generation, so each item
+// was read after that generation was applied to its cluster; the item is
+// current when, besides, the member's controller has observed the member
+// object's generation. Only a current report's ready count says the new
+// pods of a step are there: an older one can still count pods that a
+// step since took away (issue 14's CI failure of TestRollback: a rollback
+// counted member1's five Ready pods from before it went to four, and
+// scaled member2 down while member1 had four).
+func observedOf(gk schema.GroupKind, item workv1alpha2.AggregatedStatusItem, synced bool) observed {
+	o := observed{reported: item.Status != nil}
+	s := interpreter.StatusOf(item)
+	if s == nil {
+		return o
+	}
+	o.replicas, o.ready = interpreter.ReplicaCounts(gk, s)
+	o.current = synced && interpreter.ReflectedCurrent(s)
+	return o
 }
 
 // observe reads the binding, its target, the member counts its status
@@ -73,12 +97,10 @@ func (r *reconciler) observe(ctx context.Context, rb *appsv1alpha1.Rebalance) (*
 	if w.limits, err = rebalance.ParseLimits(b.Annotations[rebalance.HPALimitsAnnotation]); err != nil {
 		klog.FromContext(ctx).Error(err, "Ignoring unreadable HPA limits", "binding", klog.KObj(&b))
 	}
+	applied := meta.FindStatusCondition(b.Status.Conditions, workv1alpha2.FullyApplied)
+	synced := applied != nil && applied.ObservedGeneration >= b.Generation
 	for _, item := range b.Status.AggregatedStatus {
-		o := observed{reported: item.Status != nil}
-		if s := interpreter.StatusOf(item); s != nil {
-			o.replicas, o.ready = interpreter.ReplicaCounts(w.gk, s)
-		}
-		w.observed[item.ClusterName] = o
+		w.observed[item.ClusterName] = observedOf(w.gk, item, synced)
 	}
 
 	var hpas autoscalingv2.HorizontalPodAutoscalerList

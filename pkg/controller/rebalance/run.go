@@ -421,15 +421,7 @@ func (ru *run) scalingUp(ctx context.Context) error {
 	// Level-based: the binding holds this half even if a crash came
 	// between the status and the binding write.
 	ru.want(up, ru.limits(up, false))
-	var waiting []string
-	for _, c := range rebalance.Union(prev, next) {
-		if next[c] > prev[c] {
-			if o := ru.w.observed[c]; o.ready < next[c] {
-				waiting = append(waiting, fmt.Sprintf("%s has %d of %d available", c, o.ready, next[c]))
-			}
-		}
-	}
-	if len(waiting) > 0 {
+	if waiting := targetsWaiting(prev, next, ru.w.observed); len(waiting) > 0 {
 		msg := fmt.Sprintf("step %d: waiting for the targets' new pods: %s", st.Step, strings.Join(waiting, "; "))
 		ru.setPhase(appsv1alpha1.PhaseProgressing, reasonStepping, msg)
 		return ru.checkDeadline(ctx, ru.deadline(false), "the target clusters' new pods did not become available: "+strings.Join(waiting, "; "))
@@ -447,6 +439,25 @@ func (ru *run) resumed() {
 		ru.st.StepStartTime = &ru.now
 		ru.setPhase(appsv1alpha1.PhaseProgressing, reasonStepping, fmt.Sprintf("step %d resumed", ru.st.Step))
 	}
+}
+
+// targetsWaiting says which clusters a step grows are not yet running its
+// new pods: fewer available than next, or a report that does not yet
+// reflect the step (observedOf): the sources shrink only once none waits.
+func targetsWaiting(prev, next rebalance.Distribution, observed map[string]observed) []string {
+	var waiting []string
+	for _, c := range rebalance.Union(prev, next) {
+		if next[c] <= prev[c] {
+			continue
+		}
+		switch o := observed[c]; {
+		case o.ready < next[c]:
+			waiting = append(waiting, fmt.Sprintf("%s has %d of %d available", c, o.ready, next[c]))
+		case !o.current:
+			waiting = append(waiting, fmt.Sprintf("%s has not reported the step yet (%d available before it), plan %d", c, o.ready, next[c]))
+		}
+	}
+	return waiting
 }
 
 // scalingDown waits until every source is down to the plan; it reports

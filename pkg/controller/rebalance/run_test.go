@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 )
 
@@ -49,6 +53,80 @@ func TestSourcesAbovePlan(t *testing.T) {
 				if !strings.Contains(got[i], tc.want[i]) {
 					t.Errorf("reason %d: got %q, want it to say %q", i, got[i], tc.want[i])
 				}
+			}
+		})
+	}
+}
+
+func TestTargetsWaiting(t *testing.T) {
+	prev := rebalance.Distribution{"member1": 4, "member2": 8}
+	next := rebalance.Distribution{"member1": 5, "member2": 7}
+	cases := map[string]struct {
+		observed map[string]observed
+		want     []string // one substring per waiting target, in order
+	}{
+		"the new pod is available": {observed: map[string]observed{
+			"member1": {reported: true, current: true, replicas: 5, ready: 5},
+		}},
+		"not yet available": {observed: map[string]observed{
+			"member1": {reported: true, current: true, replicas: 5, ready: 4},
+		}, want: []string{"member1 has 4 of 5 available"}},
+		// TestRollback's CI failure (session 29): member1 had gone from 5
+		// to 4, the binding's status still showed its five Ready pods from
+		// before, and the rollback's step back to 5 counted them.
+		"enough available, by a report from before the step": {observed: map[string]observed{
+			"member1": {reported: true, current: false, replicas: 5, ready: 5},
+		}, want: []string{"member1 has not reported the step yet"}},
+		"no report": {observed: map[string]observed{}, want: []string{"member1 has 0 of 5 available"}},
+		"a source is never waited on here": {observed: map[string]observed{
+			"member1": {reported: true, current: true, replicas: 5, ready: 5}, "member2": {reported: true},
+		}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := targetsWaiting(prev, next, tc.observed)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %q, want %d reasons like %q", got, len(tc.want), tc.want)
+			}
+			for i := range got {
+				if !strings.Contains(got[i], tc.want[i]) {
+					t.Errorf("reason %d: got %q, want it to say %q", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestObservedOf(t *testing.T) {
+	deployment := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	item := func(status string) workv1alpha2.AggregatedStatusItem {
+		it := workv1alpha2.AggregatedStatusItem{ClusterName: "member1"}
+		if status != "" {
+			it.Status = &runtime.RawExtension{Raw: []byte(status)}
+		}
+		return it
+	}
+	cases := map[string]struct {
+		item   workv1alpha2.AggregatedStatusItem
+		synced bool
+		want   observed
+	}{
+		"observed by the member, status synced": {item: item(`{"replicas":5,"availableReplicas":5,"generation":7,"observedGeneration":7}`), synced: true,
+			want: observed{reported: true, replicas: 5, ready: 5, current: true}},
+		"the member has not observed the applied generation": {item: item(`{"replicas":5,"availableReplicas":5,"generation":8,"observedGeneration":7}`), synced: true,
+			want: observed{reported: true, replicas: 5, ready: 5}},
+		"status written for an older binding generation": {item: item(`{"replicas":5,"availableReplicas":5,"generation":7,"observedGeneration":7}`),
+			want: observed{reported: true, replicas: 5, ready: 5}},
+		"no observedGeneration yet": {item: item(`{"replicas":1,"generation":1}`), synced: true,
+			want: observed{reported: true, replicas: 1}},
+		"a status without generations (a script's)": {item: item(`{"replicas":2,"availableReplicas":2}`), synced: true,
+			want: observed{reported: true, replicas: 2, ready: 2, current: true}},
+		"no status": {item: item(""), synced: true, want: observed{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := observedOf(deployment, tc.item, tc.synced); got != tc.want {
+				t.Errorf("observedOf = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
