@@ -45,16 +45,21 @@ func TestSourcesAbovePlan(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := sourcesAbovePlan(prev, next, tc.observed, tc.hpa)
-			if len(got) != len(tc.want) {
-				t.Fatalf("got %q, want %d reasons like %q", got, len(tc.want), tc.want)
-			}
-			for i := range got {
-				if !strings.Contains(got[i], tc.want[i]) {
-					t.Errorf("reason %d: got %q, want it to say %q", i, got[i], tc.want[i])
-				}
-			}
+			checkReasons(t, sourcesAbovePlan(prev, next, tc.observed, tc.hpa), tc.want)
 		})
+	}
+}
+
+// checkReasons checks got against one substring per expected reason.
+func checkReasons(t *testing.T, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %d reasons like %q", got, len(want), want)
+	}
+	for i := range got {
+		if !strings.Contains(got[i], want[i]) {
+			t.Errorf("reason %d: got %q, want it to say %q", i, got[i], want[i])
+		}
 	}
 }
 
@@ -84,15 +89,7 @@ func TestTargetsWaiting(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := targetsWaiting(prev, next, tc.observed)
-			if len(got) != len(tc.want) {
-				t.Fatalf("got %q, want %d reasons like %q", got, len(tc.want), tc.want)
-			}
-			for i := range got {
-				if !strings.Contains(got[i], tc.want[i]) {
-					t.Errorf("reason %d: got %q, want it to say %q", i, got[i], tc.want[i])
-				}
-			}
+			checkReasons(t, targetsWaiting(prev, next, tc.observed), tc.want)
 		})
 	}
 }
