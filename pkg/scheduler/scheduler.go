@@ -313,7 +313,7 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 		return result, sooner(a.requeue, r.statusHandoff.Timeout()), nil
 	}
 	if hasPending && part.Same(pending) {
-		if left := r.statusHandoff.Left(pending, executorWrote(current, obj.GetGeneration()), now.Time); left > 0 {
+		if left := r.statusHandoff.Left(pending, bindingkind.ExecutorSynced(current, obj.GetGeneration()), now.Time); left > 0 {
 			// Looked at again every Timeout: the executor taking the
 			// binding up shortens the wait.
 			return result, sooner(a.requeue, min(left, r.statusHandoff.Timeout())), nil
@@ -557,13 +557,6 @@ func conditionStatuses(c *clusterv1alpha1.Cluster) map[string]metav1.ConditionSt
 		m[cond.Type] = cond.Status
 	}
 	return m
-}
-
-// executorWrote reports whether status shows the executor's write at
-// generation (its FullyApplied condition, which every write carries).
-func executorWrote(status *workv1alpha2.ResourceBindingStatus, generation int64) bool {
-	c := meta.FindStatusCondition(status.Conditions, workv1alpha2.FullyApplied)
-	return c != nil && c.ObservedGeneration >= generation
 }
 
 // summaryChanged reports a change of status.resourceSummary.

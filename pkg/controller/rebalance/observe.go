@@ -6,7 +6,6 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
@@ -19,6 +18,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/scheduler/division"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 )
 
@@ -97,8 +97,7 @@ func (r *reconciler) observe(ctx context.Context, rb *appsv1alpha1.Rebalance) (*
 	if w.limits, err = rebalance.ParseLimits(b.Annotations[rebalance.HPALimitsAnnotation]); err != nil {
 		klog.FromContext(ctx).Error(err, "Ignoring unreadable HPA limits", "binding", klog.KObj(&b))
 	}
-	applied := meta.FindStatusCondition(b.Status.Conditions, workv1alpha2.FullyApplied)
-	synced := applied != nil && applied.ObservedGeneration >= b.Generation
+	synced := bindingkind.ExecutorSynced(&b.Status, b.Generation)
 	for _, item := range b.Status.AggregatedStatus {
 		w.observed[item.ClusterName] = observedOf(w.gk, item, synced)
 	}

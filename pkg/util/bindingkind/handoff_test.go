@@ -117,3 +117,26 @@ func TestHandoffSeen(t *testing.T) {
 	var none *Handoff
 	none.Seen("uid", 3, start)
 }
+
+func TestExecutorSynced(t *testing.T) {
+	applied := func(generation int64) workv1alpha2.ResourceBindingStatus {
+		return workv1alpha2.ResourceBindingStatus{Conditions: []metav1.Condition{
+			{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionFalse, ObservedGeneration: generation}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		status workv1alpha2.ResourceBindingStatus
+		want   bool
+	}{
+		{name: "written for this generation", status: applied(4), want: true},
+		{name: "written for a later one", status: applied(5), want: true},
+		{name: "written for an earlier one", status: applied(3)},
+		{name: "never written by the executor", status: workv1alpha2.ResourceBindingStatus{SchedulerObservedGeneration: 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ExecutorSynced(&tc.status, 4); got != tc.want {
+				t.Errorf("ExecutorSynced = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,6 +14,15 @@ import (
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
+
+// ExecutorSynced reports whether status was written by the executor for
+// the binding's generation or a later one (its FullyApplied condition, which
+// every executor write carries, observed it): the member copies of that
+// generation were applied before the status was read from them.
+func ExecutorSynced(status *workv1alpha2.ResourceBindingStatus, generation int64) bool {
+	c := meta.FindStatusCondition(status.Conditions, workv1alpha2.FullyApplied)
+	return c != nil && c.ObservedGeneration >= generation
+}
 
 // ConflictRetry is how soon a controller whose status write lost a race
 // tries again, re-reading the binding.
