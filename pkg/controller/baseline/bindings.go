@@ -80,10 +80,9 @@ func observeBindings(c *component, bindings []client.Object) {
 func observeBinding(b client.Object) map[string]observed {
 	m, spec, status := bindingkind.Parts(b)
 	allowed := allowedOf(m.Annotations)
-	cond := apimeta.FindStatusCondition(status.Conditions, workv1alpha2.FullyApplied)
 	// A status older than the template version says nothing about it; one
 	// older only than this controller's placement writes still does.
-	current := cond != nil && cond.ObservedGeneration >= versionGeneration(m.Annotations, spec.Resource.ResourceVersion, m.Generation)
+	current := bindingkind.ExecutorSynced(status, versionGeneration(m.Annotations, spec.Resource.ResourceVersion, m.Generation))
 	what := spec.Resource.Kind + " " + refString(spec.Resource)
 	out := map[string]observed{}
 	for _, t := range spec.Clusters {
