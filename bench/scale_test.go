@@ -431,6 +431,9 @@ func runTemplatesAtScale(b *testing.B) {
 		burstWrites += cm.metric("atoll_controller_requests_total", `verb="`+verb+`"`)
 	}
 	b.Logf("burst: %.2f control-plane writes per template (events included); by controller:\n%s", burstWrites/float64(n), controllerWrites(cm.metrics))
+	b.Logf("burst: conditional writes not sent, the cache behind this process's own write: scheduler %.0f, executor %.0f, all %.0f",
+		cm.metric("atoll_controller_stale_writes_total", `controller="scheduler"`), cm.metric("atoll_controller_stale_writes_total", `controller="executor"`),
+		cm.metric("atoll_controller_stale_writes_total"))
 	b.Logf("burst: scheduler status parts handed to the executor %.0f, written by the scheduler after waiting %.0f",
 		cm.metric("atoll_scheduler_status_handoffs_total", `outcome="handed"`), cm.metric("atoll_scheduler_status_handoffs_total", `outcome="timed-out"`))
 	b.ReportMetric(burstWrites/float64(n), "burst-writes/template")

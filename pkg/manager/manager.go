@@ -63,6 +63,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
 	"github.com/atoll-dev/atoll/pkg/util/restmapping"
 	utilselection "github.com/atoll-dev/atoll/pkg/util/selection"
+	"github.com/atoll-dev/atoll/pkg/util/stalewrites"
 	"github.com/atoll-dev/atoll/pkg/util/templatecache"
 )
 
@@ -475,11 +476,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 			return nil, err
 		}
 	}
+	// The controllers share one cache, so a version one of them replaced
+	// is stale for all of them.
+	versions := stalewrites.New(nil)
 	for _, c := range registry(opts, cc, interp, shards, templates) {
 		if !Enabled(c.Name, opts.Controllers) || c.Setup == nil {
 			continue
 		}
-		view, err := forController(mgr, base, c.Name, eventWriter)
+		view, err := forController(mgr, base, c.Name, eventWriter, versions)
 		if err != nil {
 			return nil, err
 		}

@@ -11,13 +11,15 @@ import (
 
 	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
+	"github.com/atoll-dev/atoll/pkg/util/stalewrites"
 )
 
 // controllerManager is the manager as one controller sees it: the same
 // cache, scheme and lifecycle, but a client, config and HTTP client of its
 // own whose requests count as that controller's
 // (atoll_controller_requests_total). Reads through the client still come
-// from the shared cache.
+// from the shared cache; conditional writes that the process's own earlier
+// writes have made sure to lose are not sent (stalewrites).
 type controllerManager struct {
 	ctrl.Manager
 	cfg    *rest.Config
@@ -27,14 +29,15 @@ type controllerManager struct {
 }
 
 // forController returns mgr's view for the controller called name; base is
-// the manager's configuration before any counting was added.
-func forController(mgr ctrl.Manager, base *rest.Config, name string, ew *events.Writer) (*controllerManager, error) {
+// the manager's configuration before any counting was added; versions is
+// the process's record of the object versions its writes replaced.
+func forController(mgr ctrl.Manager, base *rest.Config, name string, ew *events.Writer, versions *stalewrites.Versions) (*controllerManager, error) {
 	cfg := requestmetrics.Config(base, name)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("HTTP client of controller %s: %w", name, err)
 	}
-	c, err := client.New(cfg, client.Options{
+	c, err := client.NewWithWatch(cfg, client.Options{
 		HTTPClient: hc,
 		Scheme:     mgr.GetScheme(),
 		Mapper:     mgr.GetRESTMapper(),
@@ -43,7 +46,7 @@ func forController(mgr ctrl.Manager, base *rest.Config, name string, ew *events.
 	if err != nil {
 		return nil, fmt.Errorf("client of controller %s: %w", name, err)
 	}
-	return &controllerManager{Manager: mgr, cfg: cfg, http: hc, client: c, events: ew}, nil
+	return &controllerManager{Manager: mgr, cfg: cfg, http: hc, client: stalewrites.Guard(c, versions, name), events: ew}, nil
 }
 
 func (m *controllerManager) GetConfig() *rest.Config     { return m.cfg }

@@ -40,6 +40,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/semantic"
+	"github.com/atoll-dev/atoll/pkg/util/stalewrites"
 )
 
 // ControllerName is the scheduler's name in the controller-manager's
@@ -190,6 +191,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		// attempt reads their version once the cache has it. Routine, so no
 		// error log and no exponential backoff.
 		logger.V(2).Info("Binding changed while scheduling, retrying", "binding", klog.KObj(obj), "err", err)
+		if stalewrites.IsStale(err) {
+			// Known without a request: the cache is seconds behind.
+			return ctrl.Result{RequeueAfter: stalewrites.Retry}, nil
+		}
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
 	if err != nil {

@@ -100,25 +100,18 @@ func (m *reachedClusters) of(key types.NamespacedName, status *workv1alpha2.Reso
 // coalescing. A write older than the interval no longer holds anything
 // back, so it is forgotten: the map holds about the bindings written in the
 // last two intervals, not every binding ever written (100,000 entries at
-// 100,000 templates before).
+// 100,000 templates before). (A reconcile that reads a binding version its
+// own write replaced is kept from writing by stalewrites, process-wide.)
 type statusWrites struct {
 	mu        sync.Mutex
 	clock     clock.PassiveClock
 	interval  time.Duration
-	last      map[types.NamespacedName]statusWrite
+	last      map[types.NamespacedName]time.Time
 	lastSweep time.Time
 }
 
-// statusWrite is one write of a binding's status by this process.
-type statusWrite struct {
-	at time.Time
-	// over is the resourceVersion the write replaced: a cache that still
-	// shows it has not seen the write yet.
-	over string
-}
-
 func newStatusWrites(c clock.PassiveClock, interval time.Duration) *statusWrites {
-	return &statusWrites{clock: c, interval: interval, last: map[types.NamespacedName]statusWrite{}, lastSweep: c.Now()}
+	return &statusWrites{clock: c, interval: interval, last: map[types.NamespacedName]time.Time{}, lastSweep: c.Now()}
 }
 
 // wait is how long until the interval has passed since key's last write,
@@ -130,47 +123,28 @@ func (w *statusWrites) wait(key types.NamespacedName) time.Duration {
 	if !ok {
 		return 0
 	}
-	return max(0, w.interval-w.clock.Since(last.at))
+	return max(0, w.interval-w.clock.Since(last))
 }
 
-// written records a write of key's status that replaced resourceVersion
-// over.
-func (w *statusWrites) written(key types.NamespacedName, over string) {
+// written records a write of key's status.
+func (w *statusWrites) written(key types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clock.Now()
-	w.last[key] = statusWrite{at: now, over: over}
+	w.last[key] = now
 	if now.Sub(w.lastSweep) < w.interval {
 		return
 	}
 	// At most one sweep per interval, over the writes of about two: O(1)
 	// per write amortised. Into a new map, since Go maps keep their peak
 	// size after deletes.
-	kept := make(map[types.NamespacedName]statusWrite)
-	for k, last := range w.last {
-		if now.Sub(last.at) < w.interval {
-			kept[k] = last
+	kept := make(map[types.NamespacedName]time.Time)
+	for k, at := range w.last {
+		if now.Sub(at) < w.interval {
+			kept[k] = at
 		}
 	}
 	w.last, w.lastSweep = kept, now
-}
-
-// maxCacheLag bounds how long the cache is taken to be behind a status
-// write, whatever the coalescing window: a cache that is later than that
-// has a broken watch, and believing it (a write that may lose its race)
-// beats holding every status write of the binding back.
-const maxCacheLag = 10 * time.Second
-
-// behind reports whether a binding the cache shows at resourceVersion rv
-// is the version this process's last write of its status replaced, less
-// than an interval (at most maxCacheLag) ago: the cache has not seen that
-// write yet. (A resourceVersion names one version of one object, so an
-// equal one is that version; later the cache is believed, as before.)
-func (w *statusWrites) behind(key types.NamespacedName, rv string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	last, ok := w.last[key]
-	return ok && rv != "" && last.over == rv && w.clock.Since(last.at) < min(w.interval, maxCacheLag)
 }
 
 func (w *statusWrites) drop(key types.NamespacedName) {

@@ -64,7 +64,7 @@ func TestStatusWritesForgetExpiredWrites(t *testing.T) {
 	key := func(i int) types.NamespacedName {
 		return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint("b-", i)}
 	}
-	w.written(key(0), "1")
+	w.written(key(0))
 	if got := w.wait(key(0)); got != 3*time.Second {
 		t.Errorf("wait right after a write = %v, want the whole interval", got)
 	}
@@ -79,57 +79,14 @@ func TestStatusWritesForgetExpiredWrites(t *testing.T) {
 	// A burst of writes, then the interval passes: the next writes sweep
 	// the expired ones instead of keeping one entry per binding for good.
 	for i := range 10000 {
-		w.written(key(i), "1")
+		w.written(key(i))
 	}
 	clk.SetTime(clk.Now().Add(time.Minute))
-	w.written(key(100000), "1")
+	w.written(key(100000))
 	if n := len(w.last); n != 1 {
 		t.Errorf("%d writes remembered, only the one of the last interval expected", n)
 	}
 	if got := w.wait(key(100000)); got != 3*time.Second {
 		t.Errorf("a write of this interval was forgotten (wait %v)", got)
-	}
-}
-
-func TestStatusWritesKnowWhenTheCacheIsBehind(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
-	w := newStatusWrites(clk, 3*time.Second)
-	key := types.NamespacedName{Namespace: "ns", Name: "b"}
-	if w.behind(key, "10") {
-		t.Error("behind before any write")
-	}
-	w.written(key, "10") // the write replaced version 10
-	cases := []struct {
-		rv    string
-		after time.Duration
-		want  bool
-	}{
-		{"10", 0, true},                // the cache still shows what the write replaced
-		{"11", 0, false},               // the cache has the write (or a later version)
-		{"", 0, false},                 // no version: nothing to compare
-		{"10", 2 * time.Second, true},  // still inside the interval
-		{"10", 3 * time.Second, false}, // past it the cache is believed again
-	}
-	for _, c := range cases {
-		clk.SetTime(time.Unix(1000, 0).Add(c.after))
-		if got := w.behind(key, c.rv); got != c.want {
-			t.Errorf("cache at %q, %v after the write: behind = %v, want %v", c.rv, c.after, got, c.want)
-		}
-	}
-	if w.behind(types.NamespacedName{Namespace: "ns", Name: "other"}, "10") {
-		t.Error("another binding's cache is behind this one's write")
-	}
-	// A long coalescing window does not hold writes back for as long: past
-	// maxCacheLag the cache is believed.
-	long := newStatusWrites(clk, time.Hour)
-	clk.SetTime(time.Unix(2000, 0))
-	long.written(key, "10")
-	clk.SetTime(clk.Now().Add(maxCacheLag - time.Second))
-	if !long.behind(key, "10") {
-		t.Error("not behind within maxCacheLag")
-	}
-	clk.SetTime(clk.Now().Add(time.Second))
-	if long.behind(key, "10") {
-		t.Error("behind past maxCacheLag")
 	}
 }

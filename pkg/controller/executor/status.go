@@ -62,18 +62,10 @@ func urgentChange(old, updated *workv1alpha2.ResourceBindingStatus) bool {
 // the cache's object: WriteStatus, which writes the answer into the object
 // it is given, gets a copy.
 func (r *reconciler) writeStatus(ctx context.Context, b client.Object, status *workv1alpha2.ResourceBindingStatus) (time.Duration, error) {
-	key := client.ObjectKeyFromObject(b)
-	if r.statusWrites.behind(key, b.GetResourceVersion()) {
-		// The cache still shows the version this process's last status
-		// write replaced: a write guarded by it would lose the race for
-		// certain, and the API server would decode, patch and validate
-		// the binding before saying so. Come back as after a lost race.
-		return bindingkind.ConflictRetry, nil
-	}
 	if retry, err := bindingkind.WriteStatus(ctx, r.client, b.DeepCopyObject().(client.Object), status); err != nil || retry > 0 {
 		return retry, err
 	}
-	r.statusWrites.written(key, b.GetResourceVersion())
+	r.statusWrites.written(client.ObjectKeyFromObject(b))
 	bindingStatusWrites.WithLabelValues(r.kind.name(), "written").Inc()
 	return 0, nil
 }

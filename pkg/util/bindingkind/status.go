@@ -13,6 +13,7 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/semantic"
+	"github.com/atoll-dev/atoll/pkg/util/stalewrites"
 )
 
 // ExecutorSynced reports whether status was written by the executor for
@@ -34,7 +35,9 @@ const ConflictRetry = 100 * time.Millisecond
 // merge patch replaces whole lists such as conditions, so an unguarded write
 // could drop another controller's condition). Nothing is written when the
 // status is unchanged. A lost race is not an error: retry says when to
-// re-read and try again. On success b holds the written object.
+// re-read and try again (later when the guard of a controller's client
+// knew the race lost without sending: its cache is behind). On success b
+// holds the written object.
 func WriteStatus(ctx context.Context, c client.Client, b client.Object, status *workv1alpha2.ResourceBindingStatus) (retry time.Duration, err error) {
 	if semantic.Equal(Status(b), status) {
 		return 0, nil
@@ -43,6 +46,9 @@ func WriteStatus(ctx context.Context, c client.Client, b client.Object, status *
 	*Status(b) = *status.DeepCopy()
 	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
 	if err := c.Status().Patch(ctx, b, patch, client.FieldOwner(names.FieldManager)); err != nil {
+		if stalewrites.IsStale(err) {
+			return stalewrites.Retry, nil
+		}
 		if apierrors.IsConflict(err) {
 			return ConflictRetry, nil
 		}
