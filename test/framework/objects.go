@@ -152,3 +152,13 @@ func EventMessages(ctx context.Context, c client.Client, ns, name, reason string
 	}
 	return out, nil
 }
+
+// Managers names the field managers of a managedFields record, as
+// manager/operation/subresource, for a test's message.
+func Managers(mf []metav1.ManagedFieldsEntry) []string {
+	out := make([]string, 0, len(mf))
+	for _, e := range mf {
+		out = append(out, e.Manager+"/"+string(e.Operation)+"/"+e.Subresource)
+	}
+	return out
+}

@@ -19,7 +19,10 @@ import (
 // written together with the executor's applied status (the scheduler hands
 // its part over), so the binding's first status already says where the
 // workload is and that it was applied there — one binding status write
-// for a new template, not two.
+// for a new template, not two. And the binding, once placed, keeps no
+// field-ownership record (managedFields): the scheduler's placement patch
+// cleared it, and the status writes did not start it again (design 0013,
+// decision 45).
 func TestOneStatusWritePerPlacement(t *testing.T) {
 	ctx := framework.Context(t, 2*time.Minute)
 	c := world.Client(t)
@@ -59,6 +62,9 @@ func TestOneStatusWritePerPlacement(t *testing.T) {
 			last = s
 		}
 		if meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.FullyApplied) {
+			if len(rb.ManagedFields) != 0 {
+				t.Errorf("placed binding %s records field ownership: %v", name, framework.Managers(rb.ManagedFields))
+			}
 			break
 		}
 	}
