@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/expiring"
 )
 
 // knownSet remembers keys already done once (a member's watched GVRs, its
@@ -103,52 +104,25 @@ func (m *reachedClusters) of(key types.NamespacedName, status *workv1alpha2.Reso
 // 100,000 templates before). (A reconcile that reads a binding version its
 // own write replaced is kept from writing by stalewrites, process-wide.)
 type statusWrites struct {
-	mu        sync.Mutex
-	clock     clock.PassiveClock
-	interval  time.Duration
-	last      map[types.NamespacedName]time.Time
-	lastSweep time.Time
+	interval time.Duration
+	last     *expiring.Times[types.NamespacedName]
 }
 
 func newStatusWrites(c clock.PassiveClock, interval time.Duration) *statusWrites {
-	return &statusWrites{clock: c, interval: interval, last: map[types.NamespacedName]time.Time{}, lastSweep: c.Now()}
+	return &statusWrites{interval: interval, last: expiring.New[types.NamespacedName](c, interval)}
 }
 
 // wait is how long until the interval has passed since key's last write,
 // 0 when it has.
 func (w *statusWrites) wait(key types.NamespacedName) time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	last, ok := w.last[key]
+	since, ok := w.last.Since(key)
 	if !ok {
 		return 0
 	}
-	return max(0, w.interval-w.clock.Since(last))
+	return w.interval - since
 }
 
 // written records a write of key's status.
-func (w *statusWrites) written(key types.NamespacedName) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now := w.clock.Now()
-	w.last[key] = now
-	if now.Sub(w.lastSweep) < w.interval {
-		return
-	}
-	// At most one sweep per interval, over the writes of about two: O(1)
-	// per write amortised. Into a new map, since Go maps keep their peak
-	// size after deletes.
-	kept := make(map[types.NamespacedName]time.Time)
-	for k, at := range w.last {
-		if now.Sub(at) < w.interval {
-			kept[k] = at
-		}
-	}
-	w.last, w.lastSweep = kept, now
-}
+func (w *statusWrites) written(key types.NamespacedName) { w.last.Record(key) }
 
-func (w *statusWrites) drop(key types.NamespacedName) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.last, key)
-}
+func (w *statusWrites) drop(key types.NamespacedName) { w.last.Forget(key) }

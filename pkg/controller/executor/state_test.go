@@ -83,7 +83,7 @@ func TestStatusWritesForgetExpiredWrites(t *testing.T) {
 	}
 	clk.SetTime(clk.Now().Add(time.Minute))
 	w.written(key(100000))
-	if n := len(w.last); n != 1 {
+	if n := w.last.Len(); n != 1 {
 		t.Errorf("%d writes remembered, only the one of the last interval expected", n)
 	}
 	if got := w.wait(key(100000)); got != 3*time.Second {

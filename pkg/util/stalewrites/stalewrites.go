@@ -19,7 +19,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/atoll-dev/atoll/pkg/util/expiring"
 )
 
 // MaxCacheLag is how long a replaced version is remembered, which bounds
@@ -56,10 +57,7 @@ func init() { metrics.Registry.MustRegister(notSent) }
 // they share one cache, and a version one of them replaced is stale for
 // all of them.
 type Versions struct {
-	mu        sync.Mutex
-	clock     clock.PassiveClock
-	replaced  map[version]time.Time
-	lastSweep time.Time
+	replaced *expiring.Times[version]
 }
 
 type version struct {
@@ -69,10 +67,7 @@ type version struct {
 
 // New returns an empty Versions on clock c (nil: the real clock).
 func New(c clock.PassiveClock) *Versions {
-	if c == nil {
-		c = clock.RealClock{}
-	}
-	return &Versions{clock: c, replaced: map[version]time.Time{}, lastSweep: c.Now()}
+	return &Versions{replaced: expiring.New[version](c, MaxCacheLag)}
 }
 
 // Replaced records that a write replaced version rv of the object uid.
@@ -80,22 +75,7 @@ func (v *Versions) Replaced(uid types.UID, rv string) {
 	if uid == "" || rv == "" {
 		return
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	now := v.clock.Now()
-	v.replaced[version{uid, rv}] = now
-	if now.Sub(v.lastSweep) < MaxCacheLag {
-		return
-	}
-	// At most one sweep per MaxCacheLag, into a new map since Go maps keep
-	// their peak size: the map holds about the writes of the last two.
-	kept := make(map[version]time.Time, len(v.replaced))
-	for k, at := range v.replaced {
-		if now.Sub(at) < MaxCacheLag {
-			kept[k] = at
-		}
-	}
-	v.replaced, v.lastSweep = kept, now
+	v.replaced.Record(version{uid, rv})
 }
 
 // Stale reports whether version rv of the object uid was replaced by a
@@ -104,10 +84,8 @@ func (v *Versions) Stale(uid types.UID, rv string) bool {
 	if uid == "" || rv == "" {
 		return false
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	at, ok := v.replaced[version{uid, rv}]
-	return ok && v.clock.Since(at) < MaxCacheLag
+	_, ok := v.replaced.Since(version{uid, rv})
+	return ok
 }
 
 // staleError is the 409 the guard answers for the API server.

@@ -49,7 +49,7 @@ func TestVersionsForget(t *testing.T) {
 	}
 	clk.SetTime(clk.Now().Add(MaxCacheLag))
 	v.Replaced("last", "1")
-	if n := len(v.replaced); n != 1 {
+	if n := v.replaced.Len(); n != 1 {
 		t.Errorf("%d versions remembered, only the last window's one expected", n)
 	}
 	if !v.Stale("last", "1") {
