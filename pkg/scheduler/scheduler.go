@@ -30,6 +30,7 @@ import (
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/controller/workers"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
@@ -60,7 +61,8 @@ const conflictRetryDelay = 200 * time.Millisecond
 
 // Options configure the scheduler.
 type Options struct {
-	// Workers is the number of bindings of each kind scheduled at once.
+	// Workers is the number of bindings of each kind scheduled at once
+	// (default workers.Scheduler).
 	// Default 16: an attempt takes microseconds of CPU and two round trips
 	// to the API server, so a burst needs many in flight.
 	Workers int
@@ -92,7 +94,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.Workers <= 0 {
-		o.Workers = 16
+		o.Workers = workers.Scheduler
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

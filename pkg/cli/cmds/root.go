@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/atoll-dev/atoll/pkg/controller/workers"
 )
 
 // Actions are the behaviours behind the verbs.
@@ -98,12 +100,12 @@ type Workers struct {
 
 func (w *Workers) addFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.IntVar(&w.ResourceTemplate, "concurrent-resource-template-syncs", 32, "templates the detector reconciles at once (claims and binding writes, each mostly a wait on the API server)")
-	fs.IntVar(&w.ResourceBinding, "concurrent-resourcebinding-syncs", 16, "ResourceBindings the executor syncs to their member clusters at once")
-	fs.IntVar(&w.ClusterResourceBinding, "concurrent-clusterresourcebinding-syncs", 16, "ClusterResourceBindings the executor syncs to their member clusters at once")
-	fs.IntVar(&w.Scheduler, "concurrent-scheduler-syncs", 16, "bindings of each kind the scheduler places at once (atoll's own flag: Karmada's scheduler is a process of its own)")
-	fs.IntVar(&w.Cluster, "concurrent-cluster-syncs", 5, "member clusters whose health and status are collected at once")
-	fs.IntVar(&w.DependentResource, "concurrent-dependent-resource-syncs", 2, "bindings whose dependencies (the ConfigMaps, Secrets and others a workload refers to) are propagated at once")
+	fs.IntVar(&w.ResourceTemplate, "concurrent-resource-template-syncs", workers.Templates, "templates the detector reconciles at once (claims and binding writes, each mostly a wait on the API server)")
+	fs.IntVar(&w.ResourceBinding, "concurrent-resourcebinding-syncs", workers.Bindings, "ResourceBindings the executor syncs to their member clusters at once")
+	fs.IntVar(&w.ClusterResourceBinding, "concurrent-clusterresourcebinding-syncs", workers.Bindings, "ClusterResourceBindings the executor syncs to their member clusters at once")
+	fs.IntVar(&w.Scheduler, "concurrent-scheduler-syncs", workers.Scheduler, "bindings of each kind the scheduler places at once (atoll's own flag: Karmada's scheduler is a process of its own)")
+	fs.IntVar(&w.Cluster, "concurrent-cluster-syncs", workers.Clusters, "member clusters whose health and status are collected at once")
+	fs.IntVar(&w.DependentResource, "concurrent-dependent-resource-syncs", workers.Dependencies, "bindings whose dependencies (the ConfigMaps, Secrets and others a workload refers to) are propagated at once")
 }
 
 // Validate checks that every controller has at least one worker.

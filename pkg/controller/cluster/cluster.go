@@ -24,6 +24,7 @@ import (
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/controller/workers"
 	"github.com/atoll-dev/atoll/pkg/util/semantic"
 )
 
@@ -47,7 +48,8 @@ type Options struct {
 	// v1.14+ does; by default they get NoExecute as well, which failover
 	// acts on.
 	NoScheduleOnly bool
-	// Workers is how many clusters are reconciled at once (default 5).
+	// Workers is how many clusters are reconciled at once (default
+	// workers.Clusters).
 	Workers int
 	// Clock is the controller's clock (default the real one).
 	Clock clock.Clock
@@ -67,7 +69,7 @@ func (o *Options) defaults() {
 		o.ProbeTimeout = 5 * time.Second
 	}
 	if o.Workers <= 0 {
-		o.Workers = 5
+		o.Workers = workers.Clusters
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

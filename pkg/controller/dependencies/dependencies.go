@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/controller/workers"
 	"github.com/atoll-dev/atoll/pkg/util/events"
 
 	"github.com/google/uuid"
@@ -58,8 +59,8 @@ const conflictRetryDelay = 200 * time.Millisecond
 
 // Options configure the controller.
 type Options struct {
-	// Workers is the number of concurrent reconciles (default 2, Karmada's
-	// --concurrent-dependent-resource-syncs).
+	// Workers is the number of concurrent reconciles (default
+	// workers.Dependencies, Karmada's --concurrent-dependent-resource-syncs).
 	Workers int
 	// Interpreter lists a workload's dependencies. Default
 	// interpreter.Native.
@@ -132,7 +133,7 @@ type reconciler struct {
 // Setup adds the controller to mgr.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if opts.Workers <= 0 {
-		opts.Workers = 2
+		opts.Workers = workers.Dependencies
 	}
 	if opts.Interpreter == nil {
 		opts.Interpreter = interpreter.Native

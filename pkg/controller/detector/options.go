@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/atoll-dev/atoll/pkg/controller/workers"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/templatemeta"
@@ -31,9 +32,9 @@ type Options struct {
 	// RediscoveryPeriod is how often the control plane's resources are
 	// discovered again, to watch new CRDs. Default 30s.
 	RediscoveryPeriod time.Duration
-	// Workers bounds concurrent reconciles. Default 32: a reconcile mostly
-	// waits on the API server (claim, read, binding), so a burst needs many
-	// in flight.
+	// Workers bounds concurrent reconciles. Default workers.Templates: a
+	// reconcile mostly waits on the API server (claim, read, binding), so a
+	// burst needs many in flight.
 	Workers int
 	// Interpreter reads replicas from templates. Default
 	// interpreter.Native.
@@ -128,7 +129,7 @@ func (o *Options) defaults() {
 		o.RediscoveryPeriod = 30 * time.Second
 	}
 	if o.Workers <= 0 {
-		o.Workers = 32
+		o.Workers = workers.Templates
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/admission"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/controller/workers"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/shard"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
@@ -50,8 +51,8 @@ const DefaultStatusInterval = 3 * time.Second
 // Options configure the executor.
 type Options struct {
 	// Workers and ClusterWorkers bound concurrent reconciles of
-	// ResourceBindings and ClusterResourceBindings (default 16; 0 for
-	// ClusterWorkers: as Workers).
+	// ResourceBindings and ClusterResourceBindings (default
+	// workers.Bindings; 0 for ClusterWorkers: as Workers).
 	Workers, ClusterWorkers int
 	// StatusInterval is the least time between two status writes of one
 	// binding for member status churn; changes inside it are coalesced
@@ -86,7 +87,7 @@ type Options struct {
 // Setup adds the executor for both binding kinds to mgr.
 func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts Options) error {
 	if opts.Workers <= 0 {
-		opts.Workers = 16
+		opts.Workers = workers.Bindings
 	}
 	if opts.ClusterWorkers <= 0 {
 		opts.ClusterWorkers = opts.Workers
