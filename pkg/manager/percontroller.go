@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
-
 	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
 	"github.com/atoll-dev/atoll/pkg/util/stalewrites"

@@ -32,9 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
-// reset is the managedFields value that clears the record.
-var reset = []metav1.ManagedFieldsEntry{{}}
-
 // Writes returns c whose updates and merge patches of kinds clear their
 // field-ownership record. It must wrap any layer that computes a patch's
 // body (stalewrites.Guard does), so that the body carries the reset.
@@ -45,7 +42,9 @@ func Writes(c client.WithWatch, kinds ...schema.GroupKind) client.WithWatch {
 	}
 	untrack := func(c client.WithWatch, obj client.Object) {
 		if gvk, err := c.GroupVersionKindFor(obj); err == nil && set[gvk.GroupKind()] {
-			obj.SetManagedFields(reset)
+			// One empty entry clears the record. A new slice each time: a
+			// response decoded into obj may reuse it.
+			obj.SetManagedFields([]metav1.ManagedFieldsEntry{{}})
 		}
 	}
 	return interceptor.NewClient(c, interceptor.Funcs{
