@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	"github.com/atoll-dev/atoll/pkg/util/events"
 	"github.com/atoll-dev/atoll/pkg/util/requestmetrics"
 	"github.com/atoll-dev/atoll/pkg/util/stalewrites"
@@ -67,7 +68,10 @@ func (m *controllerManager) GetEventRecorder(name string) recorder.EventRecorder
 // bindingKinds are the kinds whose field ownership the API server need not
 // record: one object per template, written only by atoll (design 0013,
 // decision 45).
-var bindingKinds = []schema.GroupKind{
-	workv1alpha2.SchemeGroupVersion.WithKind("ResourceBinding").GroupKind(),
-	workv1alpha2.SchemeGroupVersion.WithKind("ClusterResourceBinding").GroupKind(),
-}
+var bindingKinds = func() []schema.GroupKind {
+	out := make([]schema.GroupKind, 0, len(bindingkind.Both))
+	for _, k := range bindingkind.Both {
+		out = append(out, workv1alpha2.SchemeGroupVersion.WithKind(k.Kind()).GroupKind())
+	}
+	return out
+}()
