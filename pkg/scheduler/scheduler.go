@@ -125,7 +125,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		b := ctrl.NewControllerManagedBy(mgr).
 			Named("scheduler-"+strings.ToLower(k.Kind())).
 			Watches(k.NewObject(), byPriority(k), builder.WithPredicates(needsScheduling(k)))
-		if k.Kind() == "ResourceBinding" {
+		if k.Kind() == workv1alpha2.ResourceKindResourceBinding {
 			// Workload affinity groups are namespaced: only
 			// ResourceBindings have them.
 			r.groups = &groupSerializer{}

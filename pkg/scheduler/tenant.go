@@ -109,7 +109,7 @@ func (r *reconciler) tenantHandler() handler.EventHandler {
 		if len(namespaces) == 0 {
 			return
 		}
-		if r.kind.Kind() != "ResourceBinding" {
+		if r.kind.Kind() != workv1alpha2.ResourceKindResourceBinding {
 			// The auto-provision bindings of the namespaces themselves.
 			for ns := range namespaces {
 				enqueue(q, reconcile.Request{NamespacedName: types.NamespacedName{Name: names.BindingName("Namespace", ns)}}, 0, startup)
