@@ -98,6 +98,13 @@ func renderBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSp
 	spec.SchedulerName = ps.SchedulerName
 	spec.Failover = ps.Failover.DeepCopy()
 	spec.ConflictResolution = ps.ConflictResolution
+	if spec.ConflictResolution == "" {
+		// The binding's schema defaults it (a policy from the API server
+		// has it defaulted too; the built-in namespace auto-provision has
+		// not): render what the API server stores, or every reconcile sends
+		// a patch removing it that the server undoes, changing nothing.
+		spec.ConflictResolution = policyv1alpha1.ConflictAbort
+	}
 	spec.PreserveResourcesOnDeletion = copyBool(ps.PreserveResourcesOnDeletion)
 	spec.Suspension = suspension(ps.Suspension, spec.Suspension)
 	spec.SchedulePriority = in.SchedulePriority.DeepCopy()

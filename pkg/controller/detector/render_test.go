@@ -110,7 +110,25 @@ func TestRenderBinding(t *testing.T) {
 					TemplateFingerprintAnnotation: "fp"},
 				OwnerReferences: []metav1.OwnerReference{owner},
 			},
-			wantSpec: workv1alpha2.ResourceBindingSpec{Resource: ref, Placement: &policyv1alpha1.Placement{}, SchedulerName: "default-scheduler"},
+			wantSpec: workv1alpha2.ResourceBindingSpec{Resource: ref, Placement: &policyv1alpha1.Placement{}, SchedulerName: "default-scheduler",
+				ConflictResolution: policyv1alpha1.ConflictAbort},
+		},
+		"a policy without conflictResolution (the namespace auto-provision) gets the binding schema's default": {
+			meta: metav1.ObjectMeta{Labels: map[string]string{workv1alpha2.ClusterResourceBindingPermanentIDLabel: "id"}},
+			spec: workv1alpha2.ResourceBindingSpec{ConflictResolution: policyv1alpha1.ConflictAbort},
+			in: bindingInput{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: "team", UID: "u", ResourceVersion: "7"},
+				Fingerprint: "fp", Policy: namespaceAutoProvision, Cluster: true},
+			wantMeta: metav1.ObjectMeta{
+				Labels:      map[string]string{workv1alpha2.ClusterResourceBindingPermanentIDLabel: "id", workv1alpha2.NamespaceAutoProvisionLabel: "true"},
+				Annotations: map[string]string{TemplateFingerprintAnnotation: "fp"},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Namespace", Name: "team", UID: "u",
+					Controller: &preserve, BlockOwnerDeletion: new(false)}},
+			},
+			wantSpec: workv1alpha2.ResourceBindingSpec{
+				Resource:           workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: "team", UID: "u", ResourceVersion: "7"},
+				Placement:          namespaceAutoProvision.Spec.Placement.DeepCopy(),
+				ConflictResolution: policyv1alpha1.ConflictAbort,
+			},
 		},
 		"cluster binding of a cluster-scoped template": {
 			in: bindingInput{Resource: workv1alpha2.ObjectReference{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "r", UID: "u", ResourceVersion: "7"},
@@ -123,7 +141,7 @@ func TestRenderBinding(t *testing.T) {
 			},
 			wantSpec: workv1alpha2.ResourceBindingSpec{
 				Resource:  workv1alpha2.ObjectReference{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "r", UID: "u", ResourceVersion: "7"},
-				Placement: &policyv1alpha1.Placement{}, SchedulerName: "default-scheduler",
+				Placement: &policyv1alpha1.Placement{}, SchedulerName: "default-scheduler", ConflictResolution: policyv1alpha1.ConflictAbort,
 			},
 		},
 	}
