@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/atoll-dev/atoll/pkg/manager"
 	"github.com/atoll-dev/atoll/pkg/util/stalewrites"
@@ -28,6 +29,29 @@ func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		c.writes.Add(1)
 	}
 	return c.next.RoundTrip(req)
+}
+
+// unchangedWrites is the guard's count of writes of controller that the API
+// server accepted without a change (this process's metrics registry).
+func unchangedWrites(t *testing.T, controller string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "atoll_controller_unchanged_writes_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // guardedClient is a client guarded by versions, with the count of the
@@ -69,12 +93,21 @@ func TestStaleWritesAreNotSent(t *testing.T) {
 	framework.CreateAndCleanup(t, plain, cm)
 	old := cm.DeepCopy() // what a lagging cache still shows
 
+	// write checks the requests do sends, and that only a write that
+	// changed nothing counts as one.
 	write := func(what string, wantSent int32, do func() error) error {
 		t.Helper()
-		before := sent.writes.Load()
+		before, unchangedBefore := sent.writes.Load(), unchangedWrites(t, "test")
 		err := do()
 		if got := sent.writes.Load() - before; got != wantSent {
 			t.Errorf("%s: %d requests sent, want %d (err %v)", what, got, wantSent, err)
+		}
+		wantUnchanged := 0.0
+		if what == "patch that changes nothing" {
+			wantUnchanged = 1
+		}
+		if got := unchangedWrites(t, "test") - unchangedBefore; got != wantUnchanged {
+			t.Errorf("%s: counted as %v writes that changed nothing, want %v", what, got, wantUnchanged)
 		}
 		return err
 	}

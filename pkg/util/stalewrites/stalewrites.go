@@ -25,6 +25,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -45,12 +46,19 @@ const MaxCacheLag = time.Minute
 // race's pace would mostly re-run the reconcile for nothing.
 const Retry = 500 * time.Millisecond
 
-var notSent = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "atoll_controller_stale_writes_total",
-	Help: "Conditional writes a controller did not send because its cache still showed a version this process had already replaced (each would have been a 409).",
-}, []string{"controller"})
+var (
+	notSent = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "atoll_controller_stale_writes_total",
+		Help: "Conditional writes a controller did not send because its cache still showed a version this process had already replaced (each would have been a 409).",
+	}, []string{"controller"})
+	unchanged = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "atoll_controller_unchanged_writes_total",
+		Help: "Updates and patches a controller sent that the API server accepted without changing the object (its resourceVersion stayed): " +
+			"requests a level-based controller should not send.",
+	}, []string{"controller"})
+)
 
-func init() { metrics.Registry.MustRegister(notSent) }
+func init() { metrics.Registry.MustRegister(notSent, unchanged) }
 
 // Versions remembers, for MaxCacheLag, the object versions this process's
 // writes replaced. One Versions serves every controller of a process:
@@ -104,36 +112,42 @@ func IsStale(err error) bool {
 // object whose resourceVersion v says was replaced are answered with a 409
 // without a request (IsStale tells it apart; apierrors.IsConflict holds
 // too), and every successful update or patch records the version it
-// replaced.
+// replaced. One that kept the object's version changed nothing, which the
+// API server cannot tell the sender but the version can: it is counted
+// (atoll_controller_unchanged_writes_total) and logged at V(1), because a
+// controller that compares before it writes sends none (a restart in the
+// e2e tests asserts it).
 func Guard(c client.WithWatch, v *Versions, controller string) client.WithWatch {
-	g := &guard{versions: v, notSent: notSent.WithLabelValues(controller)}
+	g := &guard{versions: v, controller: controller, notSent: notSent.WithLabelValues(controller), unchanged: unchanged.WithLabelValues(controller)}
 	return interceptor.NewClient(c, interceptor.Funcs{
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			return g.write(c, obj, obj.GetResourceVersion() != "", func() error { return c.Update(ctx, obj, opts...) })
+			return g.write(ctx, c, obj, obj.GetResourceVersion() != "", func() error { return c.Update(ctx, obj, opts...) })
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			raw, conditional, err := g.raw(obj, patch)
 			if err != nil {
 				return err
 			}
-			return g.write(c, obj, conditional, func() error { return c.Patch(ctx, obj, raw, opts...) })
+			return g.write(ctx, c, obj, conditional, func() error { return c.Patch(ctx, obj, raw, opts...) })
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			return g.write(c, obj, obj.GetResourceVersion() != "", func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
+			return g.write(ctx, c, obj, obj.GetResourceVersion() != "", func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			raw, conditional, err := g.raw(obj, patch)
 			if err != nil {
 				return err
 			}
-			return g.write(c, obj, conditional, func() error { return c.SubResource(sub).Patch(ctx, obj, raw, opts...) })
+			return g.write(ctx, c, obj, conditional, func() error { return c.SubResource(sub).Patch(ctx, obj, raw, opts...) })
 		},
 	})
 }
 
 type guard struct {
-	versions *Versions
-	notSent  prometheus.Counter
+	versions   *Versions
+	controller string
+	notSent    prometheus.Counter
+	unchanged  prometheus.Counter
 }
 
 // raw computes patch's body once (the client would otherwise compute it
@@ -152,7 +166,7 @@ func (g *guard) raw(obj client.Object, patch client.Patch) (client.Patch, bool, 
 // write sends a write of obj unless it is conditional on a replaced
 // version, and records the version a successful write replaced. A write
 // that changed nothing keeps the version, which is then not replaced.
-func (g *guard) write(c client.Client, obj client.Object, conditional bool, send func() error) error {
+func (g *guard) write(ctx context.Context, c client.Client, obj client.Object, conditional bool, send func() error) error {
 	uid, rv := obj.GetUID(), obj.GetResourceVersion()
 	if conditional && g.versions.Stale(uid, rv) {
 		g.notSent.Inc()
@@ -164,8 +178,13 @@ func (g *guard) write(c client.Client, obj client.Object, conditional bool, send
 	if err := send(); err != nil {
 		return err
 	}
-	if obj.GetResourceVersion() != rv {
+	switch after := obj.GetResourceVersion(); {
+	case after != rv:
 		g.versions.Replaced(uid, rv)
+	case rv != "":
+		g.unchanged.Inc()
+		gvk, _ := c.GroupVersionKindFor(obj)
+		klog.FromContext(ctx).V(1).Info("Write changed nothing", "controller", g.controller, "kind", gvk.Kind, "object", klog.KObj(obj))
 	}
 	return nil
 }
