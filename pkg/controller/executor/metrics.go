@@ -27,10 +27,30 @@ var (
 		Name: "atoll_executor_parked_bindings",
 		Help: "Bindings waiting, outside the work queue, for a member cache's first list or a list of templates, by binding kind.",
 	}, []string{"kind"})
+	clusterSyncs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "atoll_executor_cluster_syncs_total",
+		Help: "Syncs of one binding's member object in one cluster, by binding kind and outcome: parked (the member cache was still listing), " +
+			"current (compared with the rendered manifest, nothing to write), applied, failed, other (held, blocked or not renderable).",
+	}, []string{"kind", "outcome"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(sweepsTotal, handedBackTotal, memberApplySeconds, bindingStatusWrites, parkedBindings)
+	metrics.Registry.MustRegister(sweepsTotal, handedBackTotal, memberApplySeconds, bindingStatusWrites, parkedBindings, clusterSyncs)
+}
+
+// syncOutcome names a cluster sync's result for clusterSyncs.
+func syncOutcome(res clusterResult) string {
+	switch {
+	case res.listing:
+		return "parked"
+	case res.err != nil:
+		return "failed"
+	case res.written:
+		return "applied"
+	case res.current && res.item.Applied:
+		return "current"
+	}
+	return "other"
 }
 
 func applyOutcome(err error) string {
