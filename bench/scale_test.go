@@ -44,9 +44,12 @@ import (
 //     restart-changed: templates, bindings and member copies
 //     written by the restart (0 is the target); restart-writes: all writes
 //     to the API servers meanwhile, the fresh template's own (about ten)
-//     included; restart-bulk-consistency-checks: the API servers'
-//     watch-cache consistency checks of templates, bindings and copies
-//     that finished meanwhile (each lists the resource from etcd; one
+//     included; restart-unchanged-writes: writes of the restarted
+//     controllers that the API server accepted without a change (0 is
+//     the target; restart-changed cannot see them);
+//     restart-bulk-consistency-checks: the API servers' watch-cache
+//     consistency checks of templates, bindings and copies that finished
+//     meanwhile (each lists the resource from etcd; one
 //     during the restart takes CPU the restart would have had);
 //   - fresh-ms: a template created as soon as the restarted process is
 //     ready (its start-up backlog queued) until it is in both members.
@@ -434,6 +437,7 @@ func runTemplatesAtScale(b *testing.B) {
 	b.Logf("burst: conditional writes not sent, the cache behind this process's own write: scheduler %.0f, executor %.0f, all %.0f",
 		cm.metric("atoll_controller_stale_writes_total", `controller="scheduler"`), cm.metric("atoll_controller_stale_writes_total", `controller="executor"`),
 		cm.metric("atoll_controller_stale_writes_total"))
+	b.Logf("burst: writes the API server accepted without a change: %.0f", cm.metric("atoll_controller_unchanged_writes_total"))
 	b.Logf("burst: scheduler status parts handed to the executor %.0f, written by the scheduler after waiting %.0f",
 		cm.metric("atoll_scheduler_status_handoffs_total", `outcome="handed"`), cm.metric("atoll_scheduler_status_handoffs_total", `outcome="timed-out"`))
 	b.ReportMetric(burstWrites/float64(n), "burst-writes/template")
@@ -601,6 +605,7 @@ func runTemplatesAtScale(b *testing.B) {
 	b.ReportMetric(perTemplate(peak), "peak-kb/template")
 	b.ReportMetric(restartIdle.Seconds(), "restart-idle-s")
 	b.ReportMetric(writes, "restart-writes")
+	b.ReportMetric(cm.metric("atoll_controller_unchanged_writes_total"), "restart-unchanged-writes")
 	b.ReportMetric(bulkChecks, "restart-bulk-consistency-checks")
 	b.ReportMetric(float64(changed), "restart-changed")
 	b.ReportMetric(float64(freshLatency.Milliseconds()), "fresh-ms")
