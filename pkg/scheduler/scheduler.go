@@ -296,7 +296,7 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 	if hasPending {
 		pending.ApplyTo(status)
 	}
-	now := metav1.NewTime(r.clock.Now())
+	now := statusTime(r.clock)
 	status.SchedulerObservedGeneration = obj.GetGeneration()
 	status.SchedulerObservedAffinityName = sc.AffinityName
 	scheduled := schedErr == nil && (resultChanged || targetChanged || status.LastScheduledTime == nil || rescheduleRequested(spec, status))
@@ -352,6 +352,15 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 		return result, sooner(a.requeue, retry), nil
 	}
 	return result, a.requeue, nil
+}
+
+// statusTime is the clock's time as the API server keeps a metav1.Time
+// (RFC 3339, whole seconds). The status and the part handed to the
+// executor are compared later with what the server stored; with the
+// clock's nanoseconds they differ from it where nothing changed, and the
+// write that follows changes nothing (atoll_controller_unchanged_writes_total).
+func statusTime(c clock.PassiveClock) metav1.Time {
+	return metav1.NewTime(c.Now()).Rfc3339Copy()
 }
 
 // sooner returns the sooner of two requeue delays, 0 meaning none.

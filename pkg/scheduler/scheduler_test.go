@@ -1,16 +1,21 @@
 package scheduler
 
 import (
+	"encoding/json"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
+	"github.com/atoll-dev/atoll/pkg/util/semantic"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 )
 
@@ -184,5 +189,29 @@ func TestClusterChanged(t *testing.T) {
 				t.Errorf("summaryChanged = %v, want %v", got, tc.wantSummary)
 			}
 		})
+	}
+}
+
+// TestStatusTimeSurvivesTheWire: what the scheduler puts in a status (and
+// hands to the executor) compares equal to what the API server gives back
+// for it, so comparing the two never finds a change that is not there.
+func TestStatusTimeSurvivesTheWire(t *testing.T) {
+	c := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 6, 17, 51, 57, 486_280_000, time.UTC))
+	now := statusTime(c)
+	status := &workv1alpha2.ResourceBindingStatus{LastScheduledTime: &now, Conditions: []metav1.Condition{{
+		Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: workv1alpha2.BindingReasonSuccess, LastTransitionTime: now}}}
+	data, err := json.Marshal(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored workv1alpha2.ResourceBindingStatus
+	if err := json.Unmarshal(data, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if !semantic.Equal(status, &stored) {
+		t.Errorf("the status as stored differs from the status written: %s", cmp.Diff(status, &stored))
+	}
+	if !bindingkind.ScheduledOf(status, 1).Same(bindingkind.ScheduledOf(&stored, 1)) {
+		t.Errorf("the handed-over part differs from the one stored")
 	}
 }
