@@ -30,7 +30,8 @@ var (
 	clusterSyncs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "atoll_executor_cluster_syncs_total",
 		Help: "Syncs of one binding's member object in one cluster, by binding kind and outcome: parked (the member cache was still listing), " +
-			"current (compared with the rendered manifest, nothing to write), applied, failed, other (held, blocked or not renderable).",
+			"current (compared with the rendered manifest, nothing to write; a held copy that is current included), applied, failed, " +
+			"other (held with a copy not current, blocked by a conflict, or not renderable).",
 	}, []string{"kind", "outcome"})
 )
 
