@@ -134,6 +134,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 			reached:       newReachedClusters(),
 			statusWrites:  newStatusWrites(opts.Clock, opts.StatusInterval),
 			unresponsive:  newUnresponsive(opts.Clock),
+			syncs:         newSyncCounters(kind.name()),
 		}
 		r.sweeper = newSweeper(r, opts.SweepPeriod, 30*time.Second)
 		r.parked = newParked(ctx, 100*time.Millisecond, func(req reconcile.Request) { r.enqueue(req, true) },
@@ -176,6 +177,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 type reconciler struct {
 	kind   kind
 	client client.Client
+	// syncs counts cluster syncs by outcome (clusterSyncs).
+	syncs syncCounters
 	// apiReader reads what the manager does not cache (control-plane
 	// namespaces, once per member namespace created).
 	apiReader client.Reader

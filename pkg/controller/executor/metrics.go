@@ -39,6 +39,21 @@ func init() {
 	metrics.Registry.MustRegister(sweepsTotal, handedBackTotal, memberApplySeconds, bindingStatusWrites, parkedBindings, clusterSyncs)
 }
 
+// syncOutcomes are clusterSyncs' outcomes, as syncOutcome names them.
+var syncOutcomes = []string{"parked", "failed", "applied", "current", "other"}
+
+// syncCounters are one binding kind's clusterSyncs counters by outcome,
+// resolved once: a restart counts one sync per member copy.
+type syncCounters map[string]prometheus.Counter
+
+func newSyncCounters(kind string) syncCounters {
+	out := make(syncCounters, len(syncOutcomes))
+	for _, o := range syncOutcomes {
+		out[o] = clusterSyncs.WithLabelValues(kind, o)
+	}
+	return out
+}
+
 // syncOutcome names a cluster sync's result for clusterSyncs.
 func syncOutcome(res clusterResult) string {
 	switch {

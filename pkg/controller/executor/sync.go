@@ -159,7 +159,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 			}
 			reached := slices.Contains(reachedBefore, t.Name)
 			results[i] = r.syncCluster(ctx, b, spec, t.Name, reached, template, replicas, hpa, held, overrides, rule)
-			clusterSyncs.WithLabelValues(r.kind.name(), syncOutcome(results[i])).Inc()
+			r.syncs[syncOutcome(results[i])].Inc()
 		}()
 	}
 	wg.Wait()
