@@ -539,6 +539,19 @@ func runTemplatesAtScale(b *testing.B) {
 	b.Logf("restart CPU-seconds until ready (%.1f available): %s; from ready to idle (%.1f available): %s",
 		2*readyAfter.Seconds(), cpuAtReady.minus(cpuAtStart), 2*(restartIdle-readyAfter).Seconds(), cpuAtIdle.minus(cpuAtReady))
 	close(stopLog)
+	// The comparison pass: ideally one sync per member copy (2n, the
+	// fresh template's aside) and one executor reconcile per binding; a
+	// binding that runs while one of its members still lists compares its
+	// other copies twice.
+	syncs := func(outcome string) float64 {
+		return cm.metric("atoll_executor_cluster_syncs_total", `kind="resourcebinding"`, `outcome="`+outcome+`"`)
+	}
+	compared := syncs("current") + syncs("applied") + syncs("failed") + syncs("other")
+	executorRuns := cm.metric("controller_runtime_reconcile_total", `controller="executor-resourcebinding"`)
+	b.Logf("restart: %.0f cluster syncs compared or applied for %d member copies (%.0f current), %.0f parked; %.0f executor reconciles for %d bindings",
+		compared, 2*n, syncs("current"), syncs("parked"), executorRuns, n)
+	b.ReportMetric(compared/float64(2*n), "restart-syncs/copy")
+	b.ReportMetric(executorRuns/float64(n), "restart-executor-runs/binding")
 	// A watch-cache consistency check of the resources holding the
 	// templates, their bindings and their copies, in an API server during
 	// the restart, takes CPU the restart would have had
