@@ -235,7 +235,12 @@ const effectiveTimeout = 2 * time.Minute
 // refused meanwhile. A dry-run PropagationPolicy creation, which passes
 // the validating policy and the probe MutatingAdmissionPolicy (the same
 // path as the records policy) once both work, tells when that is over.
-func WaitEffective(ctx context.Context, cfg *rest.Config) error {
+//
+// refresh, when not nil, is called (at most once a second) while the probe
+// is refused: an embedded API server's admission plugins then read
+// discovery again instead of at the API server's own reset, up to 30 s
+// later (ControlPlane.RefreshAdmissionDiscovery).
+func WaitEffective(ctx context.Context, cfg *rest.Config, refresh func() bool) error {
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -247,9 +252,17 @@ func WaitEffective(ctx context.Context, cfg *rest.Config) error {
 	}}
 	pps := client.Resource(policyv1alpha1.GroupVersion.WithResource("propagationpolicies")).Namespace(metav1.NamespaceDefault)
 	var last error
+	var refreshed time.Time
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, effectiveTimeout, true, func(ctx context.Context) (bool, error) {
 		_, last = pps.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return last == nil || apierrors.IsAlreadyExists(last), nil
+		if last == nil || apierrors.IsAlreadyExists(last) {
+			return true, nil
+		}
+		if refresh != nil && time.Since(refreshed) >= time.Second {
+			refresh()
+			refreshed = time.Now()
+		}
+		return false, nil
 	})
 	if err != nil {
 		return fmt.Errorf("admission policies not effective after %s: %w", effectiveTimeout, last)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 
 	baselineadmission "github.com/atoll-dev/atoll/pkg/admission/baseline"
+	"github.com/atoll-dev/atoll/pkg/admission/discovery"
 	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
 )
 
@@ -32,6 +33,9 @@ type APIServerConfig struct {
 	ServiceCIDR string
 	// ExtraArgs are appended to atoll's flags and win over them.
 	ExtraArgs []string
+	// AdmissionDiscovery, when set, is handed the REST mapper of the
+	// admission plugins, to refresh it once atoll's CRDs are served.
+	AdmissionDiscovery *discovery.Refresher
 }
 
 // DefaultServiceCIDR is the service range of an embedded API server; the
@@ -76,6 +80,10 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) (<-chan error, error
 	// atoll's own admission checks that CEL rules cannot express.
 	baselineadmission.Register(s.Admission.GenericAdmission.Plugins)
 	s.Admission.GenericAdmission.RecommendedPluginOrder = append(s.Admission.GenericAdmission.RecommendedPluginOrder, baselineadmission.PluginName)
+	if cfg.AdmissionDiscovery != nil {
+		cfg.AdmissionDiscovery.Register(s.Admission.GenericAdmission.Plugins)
+		s.Admission.GenericAdmission.RecommendedPluginOrder = append(s.Admission.GenericAdmission.RecommendedPluginOrder, discovery.PluginName)
+	}
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
 		fs.AddFlagSet(f)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/atoll-dev/atoll/pkg/admission/discovery"
 	"github.com/atoll-dev/atoll/pkg/controlplane/datadir"
 	"github.com/atoll-dev/atoll/pkg/controlplane/kubeconfig"
 	"github.com/atoll-dev/atoll/pkg/controlplane/pki"
@@ -60,6 +61,10 @@ type ControlPlane struct {
 	// ClientConfig authenticates as Options.ClientUser (nil without one).
 	ClientConfig *rest.Config
 
+	// admissionDiscovery refreshes the API server's admission REST
+	// mapper (RefreshAdmissionDiscovery).
+	admissionDiscovery discovery.Refresher
+
 	lock      *datadir.Lock
 	etcd      *embed.Etcd
 	cancel    context.CancelFunc
@@ -68,6 +73,13 @@ type ControlPlane struct {
 	stopOnce  sync.Once
 	err       error
 }
+
+// RefreshAdmissionDiscovery makes the API server's admission plugins read
+// discovery again on their next lookup, rather than at the API server's
+// next 30-second reset: after a restart they may have cached it before
+// atoll's CRDs were served (package admission/discovery). Reports whether
+// there was anything to refresh.
+func (cp *ControlPlane) RefreshAdmissionDiscovery() bool { return cp.admissionDiscovery.Refresh() }
 
 // Paths inside a data directory.
 const (
@@ -159,6 +171,8 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		EtcdServers: []string{etcdURL},
 		PKI:         files,
 		ExtraArgs:   extraArgs,
+
+		AdmissionDiscovery: &cp.admissionDiscovery,
 	})
 	if err != nil {
 		_ = listener.Close()

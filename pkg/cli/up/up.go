@@ -233,7 +233,7 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 	// Ready means policies can be written: not before the API server
 	// evaluates the tenancy admission policies.
 	start := time.Now()
-	if err := admission.WaitEffective(ctx, cp.Config); err != nil {
+	if err := admission.WaitEffective(ctx, cp.Config, cp.RefreshAdmissionDiscovery); err != nil {
 		return err
 	}
 	klog.InfoS("Admission policies effective", "after", time.Since(start).Round(time.Millisecond))
