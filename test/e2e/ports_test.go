@@ -15,7 +15,10 @@ import (
 // and the control plane was restarted over and over.)
 func TestTakenMetricsPortFailsTheStart(t *testing.T) {
 	t.Parallel()
-	taken, err := net.Listen("tcp", framework.FreeLoopbackAddr(t))
+	// The kernel's choice, held from the start: a free port looked up
+	// first and bound after could be taken by a test running in parallel
+	// in between (it was, once, in a CI run).
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
