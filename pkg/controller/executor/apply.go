@@ -3,12 +3,14 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,10 +73,7 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		// reading every such copy one by one instead would be the list
 		// again, object by object. The binding comes back when the list is
 		// in (parked.go).
-		gvr := mapping.Resource
-		r.parked.park(memberCacheKey(member, gvr), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)},
-			func() bool { return member.Listing(gvr, firstListGrace) })
-		res.listing = true
+		res.listing = &memberList{member: member, gvr: mapping.Resource}
 		return res
 	case !waitSyncedFor(ctx, member, mapping.Resource, 10*time.Second):
 		return fail(fmt.Errorf("cluster %s: %s: %w", cluster, mapping.Resource.Resource, errNotSynced))
@@ -275,6 +274,32 @@ func (r *reconciler) conflict(ctx context.Context, member *clustercache.Member, 
 // rebuilt (new credentials) is a new pointer, so a new cache.
 func memberCacheKey(member *clustercache.Member, gvr schema.GroupVersionResource) string {
 	return fmt.Sprintf("%p/%s", member, gvr)
+}
+
+// memberList is one member's first list of one resource.
+type memberList struct {
+	member *clustercache.Member
+	gvr    schema.GroupVersionResource
+}
+
+// parkUntilListed holds the binding key until every one of the lists its
+// clusters met is in (parked.go), and brings it back once. Parked on each
+// list apart, a binding placed on two members came back when each list was
+// in; when both ended close together it ran twice with both in, comparing
+// every copy twice (a restart of the whole control plane: about four
+// comparisons per binding of two copies).
+func (r *reconciler) parkUntilListed(key types.NamespacedName, results []clusterResult) {
+	var lists []*memberList
+	var names []string
+	for _, res := range results {
+		if res.listing != nil {
+			lists = append(lists, res.listing)
+			names = append(names, memberCacheKey(res.listing.member, res.listing.gvr))
+		}
+	}
+	r.parked.park(strings.Join(names, "+"), reconcile.Request{NamespacedName: key}, func() bool {
+		return slices.ContainsFunc(lists, func(l *memberList) bool { return l.member.Listing(l.gvr, firstListGrace) })
+	})
 }
 
 // watch makes sure the member's objects of gvr are watched, with events

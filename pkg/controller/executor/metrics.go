@@ -57,7 +57,7 @@ func newSyncCounters(kind string) syncCounters {
 // syncOutcome names a cluster sync's result for clusterSyncs.
 func syncOutcome(res clusterResult) string {
 	switch {
-	case res.listing:
+	case res.listing != nil:
 		return "parked"
 	case res.err != nil:
 		return "failed"

@@ -15,7 +15,7 @@ func TestSyncOutcome(t *testing.T) {
 		res  clusterResult
 		want string
 	}{
-		"member cache still listing": {res: clusterResult{listing: true}, want: "parked"},
+		"member cache still listing": {res: clusterResult{listing: &memberList{}}, want: "parked"},
 		"apply failed":               {res: clusterResult{err: errors.New("refused")}, want: "failed"},
 		"applied":                    {res: clusterResult{written: true, current: true, item: workv1alpha2.AggregatedStatusItem{Applied: true}}, want: "applied"},
 		"copy current":               {res: clusterResult{current: true, item: workv1alpha2.AggregatedStatusItem{Applied: true}}, want: "current"},

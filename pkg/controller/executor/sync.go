@@ -48,9 +48,9 @@ type clusterResult struct {
 	interpretErr error
 	// notReady says why a baseline's object is not ready (see baselineRule).
 	notReady string
-	// listing: the member's cache of the kind is still making its first
-	// list, so nothing is known about this cluster yet.
-	listing bool
+	// listing, when set, is the member's first list of the kind, still
+	// under way: nothing is known about this cluster yet.
+	listing *memberList
 }
 
 // firstListGrace is how long a member cache's first list may take before
@@ -62,7 +62,7 @@ const firstListGrace = 2 * time.Minute
 // list.
 func listing(results []clusterResult) bool {
 	for _, res := range results {
-		if res.listing {
+		if res.listing != nil {
 			return true
 		}
 	}
@@ -183,6 +183,7 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		// templates that was two writes for each of 1,549 bindings (issue
 		// 14). Nothing is withdrawn or written until every cache knows;
 		// the binding is parked until then.
+		r.parkUntilListed(key, results)
 		return reconcile.Result{}, nil
 	}
 	var errs []error

@@ -171,7 +171,7 @@ func TestListing(t *testing.T) {
 	if listing(nil) || listing([]clusterResult{{}, {item: workv1alpha2.AggregatedStatusItem{Applied: true}}}) {
 		t.Error("no cluster listing, but listing says so")
 	}
-	if !listing([]clusterResult{{}, {listing: true}}) {
+	if !listing([]clusterResult{{}, {listing: &memberList{}}}) {
 		t.Error("a cluster still listing was not seen")
 	}
 }
