@@ -71,8 +71,9 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		// The binding may have a copy there, and what it looks like is not
 		// known yet. Not a failure, and not a reason to hold the worker;
 		// reading every such copy one by one instead would be the list
-		// again, object by object. The binding comes back when the list is
-		// in (parked.go).
+		// again, object by object. The sync parks the binding on every list
+		// its clusters met and brings it back once all are in
+		// (parkUntilListed).
 		res.listing = &memberList{member: member, gvr: mapping.Resource}
 		return res
 	case !waitSyncedFor(ctx, member, mapping.Resource, 10*time.Second):
