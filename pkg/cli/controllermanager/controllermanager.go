@@ -13,6 +13,7 @@ import (
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/logging"
+	"github.com/atoll-dev/atoll/pkg/cli/profiling"
 	"github.com/atoll-dev/atoll/pkg/manager"
 )
 
@@ -21,6 +22,7 @@ func Run(ctx context.Context, cfg *cmds.ControllerManager) error {
 	if err := logging.Setup(cfg.Logging.LogFile, cfg.Logging.Verbosity); err != nil {
 		return err
 	}
+	profiling.SampleHeapOnlyWhenProfiled(cfg.Manager.PprofBindAddress)
 	restCfg, err := restConfig(cfg.Kubeconfig)
 	if err != nil {
 		return err

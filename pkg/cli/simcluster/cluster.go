@@ -7,6 +7,7 @@ import (
 
 	"github.com/atoll-dev/atoll/pkg/cli/cmds"
 	"github.com/atoll-dev/atoll/pkg/cli/logging"
+	"github.com/atoll-dev/atoll/pkg/cli/profiling"
 	"github.com/atoll-dev/atoll/pkg/sim/member"
 )
 
@@ -15,6 +16,7 @@ func Cluster(ctx context.Context, cfg *cmds.SimCluster) error {
 	if err := logging.Setup(cfg.Logging.LogFile, cfg.Logging.Verbosity); err != nil {
 		return err
 	}
+	profiling.SampleHeapOnlyWhenProfiled("") // a member serves no profiling endpoint
 	return member.Run(ctx, member.Options{
 		Name:               cfg.Name,
 		DataDir:            cfg.DataDir,

@@ -25,6 +25,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/cli/controllermanager"
 	"github.com/atoll-dev/atoll/pkg/cli/join"
 	"github.com/atoll-dev/atoll/pkg/cli/logging"
+	"github.com/atoll-dev/atoll/pkg/cli/profiling"
 	"github.com/atoll-dev/atoll/pkg/cli/sim"
 	"github.com/atoll-dev/atoll/pkg/controlplane"
 	"github.com/atoll-dev/atoll/pkg/controlplane/datadir"
@@ -206,6 +207,9 @@ func serveControlPlane(ctx context.Context, cfg *cmds.Up) error {
 	if err := logging.Setup(cfg.Logging.LogFile, cfg.Logging.Verbosity); err != nil {
 		return err
 	}
+	// The controllers run in this process; so does the API server, whose
+	// own profiling is off.
+	profiling.SampleHeapOnlyWhenProfiled(cfg.Manager.PprofBindAddress)
 	lock, err := datadir.Inherit(cfg.DataDir, os.NewFile(lockFD, datadir.LockFile))
 	if err != nil {
 		return fmt.Errorf("--%s runs only as the child of atoll up: %w", cmds.ServeControlPlaneFlag, err)
