@@ -212,14 +212,14 @@ func TestRestartAt1000Templates(t *testing.T) {
 	// as it was, so the comparison above cannot see it; the controllers'
 	// own count can. (One such patch, of the namespace's auto-provision
 	// binding, went out on every restart until session 32.)
-	if n := framework.ScrapeMetrics(t, metricsAddr).Sum("atoll_controller_unchanged_writes_total"); n != 0 {
+	m := framework.ScrapeMetrics(t, metricsAddr)
+	if n := m.Sum("atoll_controller_unchanged_writes_total"); n != 0 {
 		t.Errorf("the restarted controllers sent %v writes that changed nothing (each logged at V(1), \"Write changed nothing\"); want none", n)
 	}
 	// How often the comparison pass looked at a member copy: about once
 	// each. Logged, not asserted: a binding that runs while one member
 	// still lists compares its copy in the other twice, and how many do
 	// depends on when each list ends (1 to 5 % at 20,000 templates).
-	m := framework.ScrapeMetrics(t, metricsAddr)
 	syncs := func(filter ...string) float64 {
 		return m.Sum("atoll_executor_cluster_syncs_total", append([]string{`kind="resourcebinding"`}, filter...)...)
 	}
