@@ -31,6 +31,9 @@ type APIServerConfig struct {
 	PKI pki.Files
 	// ServiceCIDR is the service cluster IP range.
 	ServiceCIDR string
+	// TokenAuthFile, when set, is a static token file (pki.WriteTokenFile)
+	// the API server reads once, at start.
+	TokenAuthFile string
 	// ExtraArgs are appended to atoll's flags and win over them.
 	ExtraArgs []string
 	// AdmissionDiscovery, when set, is handed the REST mapper of the
@@ -68,6 +71,9 @@ func (c APIServerConfig) args() []string {
 		// and it refuses loopback addresses.
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
+	}
+	if c.TokenAuthFile != "" {
+		args = append(args, "--token-auth-file="+c.TokenAuthFile)
 	}
 	return append(args, c.ExtraArgs...)
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -44,9 +45,10 @@ type Options struct {
 	// runs with the data dir locked and the CA in place, so it can issue
 	// more certificates (the member simulator's aggregation layer does).
 	ExtraAPIServerArgs func(ca *pki.CA, files pki.Files) ([]string, error)
-	// ClientUser, when set, gets a client certificate (no groups) and
-	// ControlPlane.ClientConfig authenticates as it: the identity the
-	// embedded controller-manager runs with, whose rights RBAC decides.
+	// ClientUser, when set, gets a bearer token for this start (no groups;
+	// clientUserToken) and ControlPlane.ClientConfig authenticates as it:
+	// the identity the embedded controller-manager runs with, whose rights
+	// RBAC decides.
 	ClientUser string
 }
 
@@ -166,11 +168,28 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
+	if opts.ClientUser != "" {
+		err = noTokenFileArg(extraArgs)
+	}
+	var userToken, tokenFile string
+	if err == nil {
+		userToken, tokenFile, err = clientUserToken(files, opts.ClientUser)
+	}
+	if err != nil {
+		_ = listener.Close()
+		return nil, err
+	}
+	defer func() {
+		if err != nil && tokenFile != "" {
+			_ = os.Remove(tokenFile) // the API server's start failed; the token is void
+		}
+	}()
 	apiserverDone, err := RunAPIServer(runCtx, APIServerConfig{
-		Listener:    listener,
-		EtcdServers: []string{etcdURL},
-		PKI:         files,
-		ExtraArgs:   extraArgs,
+		Listener:      listener,
+		EtcdServers:   []string{etcdURL},
+		PKI:           files,
+		TokenAuthFile: tokenFile,
+		ExtraArgs:     extraArgs,
 
 		AdmissionDiscovery: &cp.admissionDiscovery,
 	})
@@ -194,22 +213,21 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	}
 	cp.Config.QPS, cp.Config.Burst = 100, 200
 	if opts.ClientUser != "" {
-		user := pki.LeafSpec{CommonName: opts.ClientUser, Client: true}
-		cert, key, err := pki.EnsureLeaf(creds.ca, files.ClientCert(opts.ClientUser), files.ClientKey(opts.ClientUser), user, time.Now())
-		if err != nil {
-			return nil, err
-		}
-		userSpec := spec
-		userSpec.User, userSpec.ClientCert, userSpec.ClientKey = opts.ClientUser, cert, key
-		if cp.ClientConfig, err = kubeconfig.RESTConfig(userSpec); err != nil {
-			return nil, fmt.Errorf("building the client config of %s: %w", opts.ClientUser, err)
-		}
+		cp.ClientConfig = &rest.Config{Host: spec.Server, BearerToken: userToken,
+			TLSClientConfig: rest.TLSClientConfig{CAData: creds.caPEM}}
 	}
 
 	readyCtx, readyCancel := context.WithTimeout(ctx, opts.ReadyTimeout)
 	defer readyCancel()
 	if err := WaitReady(readyCtx, cp.Config, apiserverDone); err != nil {
 		return nil, err
+	}
+	if tokenFile != "" {
+		// Read once when the API server started: from here on the token
+		// lives only in this process.
+		if err := os.Remove(tokenFile); err != nil {
+			return nil, fmt.Errorf("removing the token file once read: %w", err)
+		}
 	}
 	cp.KubeconfigPath = filepath.Join(dir, KubeconfigFile)
 	cp.Kubeconfig = spec

@@ -23,8 +23,9 @@ import (
 )
 
 const (
-	// ControllerManagerUser is the user name (client certificate common
-	// name) of the embedded controller-manager.
+	// ControllerManagerUser is the user name of the embedded
+	// controller-manager (its bearer token's, in the API server's token
+	// file).
 	ControllerManagerUser = "atoll-controller-manager"
 	// ClusterRoleName is the ClusterRole of the controller-manager.
 	ClusterRoleName = "atoll:controller-manager"

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -49,7 +50,20 @@ func TestRestartKeepsObjects(t *testing.T) {
 	if err := cp.Stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
+	// Earlier versions gave the controllers a client certificate; a start
+	// removes it (they authenticate with a token now).
+	legacy := []string{filepath.Join(cp.DataDir, "pki", "client-atoll-controller-manager.crt"), filepath.Join(cp.DataDir, "pki", "client-atoll-controller-manager.key")}
+	for _, p := range legacy {
+		if err := os.WriteFile(p, []byte("left by an earlier version"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cp.Start(t)
+	for _, p := range legacy {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s survived the restart (%v): an unused credential", p, err)
+		}
+	}
 
 	after, err := os.ReadFile(cp.Kubeconfig)
 	if err != nil {
@@ -90,6 +104,27 @@ func TestSecondUpOnSameDataDirFails(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(shared.RESTConfig(t))
 	if _, err := cs.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
 		t.Errorf("first control plane no longer serves: %v", err)
+	}
+}
+
+// TestUpRefusesATokenFileOfItsOwn: the controllers' token is in the API
+// server's token file, which atoll writes; a --token-auth-file passed
+// through would replace it and lock the controllers out.
+func TestUpRefusesATokenFileOfItsOwn(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	dir := t.TempDir()
+	cmd := exec.CommandContext(ctx, framework.Binary(t), "up", "--data-dir", dir, "--members", "0", "--log-file", "",
+		"--kube-apiserver-arg=--token-auth-file="+filepath.Join(dir, "mine.csv"))
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) {
+		t.Fatalf("atoll up with --token-auth-file: want a non-zero exit, got %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "--token-auth-file") || !strings.Contains(string(out), "token file, which atoll writes") {
+		t.Errorf("the error should name the flag and why, got:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pki", "tokens.csv")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("pki/tokens.csv left behind by the refused start (%v)", err)
 	}
 }
 
@@ -337,6 +372,68 @@ func TestControllerManagerHasLeastPrivilege(t *testing.T) {
 			t.Errorf("atoll-controller-manager can %s: %v, want %v (%s)", action, got, want, strings.TrimSpace(string(out)))
 		}
 	}
+}
+
+// TestControllersAuthenticateAsTheirOwnUser: the embedded controllers'
+// requests reach the API server as atoll-controller-manager (whose rights
+// TestControllerManagerHasLeastPrivilege checks), not as the admin, and
+// the data dir keeps no credential of theirs: the token lives in the
+// process only (design 0013, decision 48). The API server's priority and
+// fairness counts requests per flow schema, and a schema that matches only
+// that user name sees the controllers' requests.
+func TestControllersAuthenticateAsTheirOwnUser(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	for _, leftover := range []string{"tokens.csv", "client-atoll-controller-manager.crt", "client-atoll-controller-manager.key"} {
+		if _, err := os.Stat(filepath.Join(shared.DataDir, "pki", leftover)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("pki/%s is in the data dir (%v); the controllers' credential must live in the process only", leftover, err)
+		}
+	}
+	cs := kubernetes.NewForConfigOrDie(shared.RESTConfig(t))
+	const schema = "integration-atoll-controllers"
+	fs := &flowcontrolv1.FlowSchema{
+		ObjectMeta: metav1.ObjectMeta{Name: schema},
+		Spec: flowcontrolv1.FlowSchemaSpec{
+			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "global-default"},
+			MatchingPrecedence:         500,
+			Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+				Subjects: []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser,
+					User: &flowcontrolv1.UserSubject{Name: "atoll-controller-manager"}}},
+				ResourceRules: []flowcontrolv1.ResourcePolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"},
+					Resources: []string{"*"}, ClusterScope: true, Namespaces: []string{"*"}}},
+			}},
+		},
+	}
+	if _, err := cs.FlowcontrolV1().FlowSchemas().Create(ctx, fs, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating FlowSchema %s: %v", schema, err)
+	}
+	t.Cleanup(func() {
+		_ = cs.FlowcontrolV1().FlowSchemas().Delete(framework.Context(t, time.Minute), schema, metav1.DeleteOptions{})
+	})
+	// Once priority and fairness has taken the schema in (it reports on
+	// it in its status), the controllers are given work: the detector
+	// labels a new policy with its permanent id.
+	framework.Eventually(t, time.Minute, "FlowSchema "+schema+" taken in", func() (bool, string) {
+		got, err := cs.FlowcontrolV1().FlowSchemas().Get(ctx, schema, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(got.Status.Conditions) > 0, fmt.Sprintf("conditions %v", got.Status.Conditions)
+	})
+	c := shared.Client(t)
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "whose-requests", Namespace: "default"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "whose-requests"}},
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatalf("creating PropagationPolicy: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Delete(framework.Context(t, time.Minute), pp) })
+	framework.Eventually(t, time.Minute, "requests authenticated as atoll-controller-manager", func() (bool, string) {
+		n := framework.ScrapeAPIServerMetrics(t, shared.RESTConfig(t)).Sum("apiserver_flowcontrol_dispatched_requests_total", `flow_schema="`+schema+`"`)
+		return n > 0, fmt.Sprintf("%v requests matched the controllers' user", n)
+	})
 }
 
 // TestControllerManagerWatchesEachTemplateResourceOnce: the detector, the
