@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/atoll-dev/atoll/pkg/util/names"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
@@ -171,4 +172,68 @@ func TestCRDInAKarmadaNamedGroup(t *testing.T) {
 			return !ok, why
 		})
 	}
+}
+
+// TestFieldAMemberDoesNotKnowIsNamed: atoll applies with the members' field
+// validation off (design 0013, decision 49), which spares each member a
+// second parse of the body. A field a member's API does not know still
+// fails the apply there (server-side apply builds a typed object from the
+// body whatever the validation), and the binding status names it: member1
+// serves the Widget CRD with a schema that has spec.size only, member2
+// keeps every field. member2 gets the Widget; member1's entry is not
+// applied and names spec.color, and member1 has no Widget.
+func TestFieldAMemberDoesNotKnowIsNamed(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	c := world.Client(t)
+	const ns, group = "unknown-fields", "skew.example.com"
+	widgets := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	framework.CreateNamespace(t, c, ns)
+	framework.Create(t, c, schemalessCRD(group, "v1", "Widget", "widgets"))
+	if _, err := world.MemberDynamic(t, "member1").Resource(crds).Create(ctx, sizeOnlyCRD(group, "v1", "Widget", "widgets"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating member1's Widget CRD: %v", err)
+	}
+	if _, err := world.MemberDynamic(t, "member2").Resource(crds).Create(ctx, schemalessCRD(group, "v1", "Widget", "widgets"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating member2's Widget CRD: %v", err)
+	}
+	framework.Create(t, c, utiltesting.MakePropagationPolicy("widgets", ns).Select(group+"/v1", "Widget", "").ClusterNames(members...).Obj())
+	widget := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": group + "/v1", "kind": "Widget",
+		"metadata": map[string]any{"namespace": ns, "name": "w"},
+		"spec":     map[string]any{"size": int64(3), "color": "blue"},
+	}}
+	framework.Eventually(t, time.Minute, "the control plane serves widgets", func() (bool, string) {
+		err := c.Create(ctx, widget.DeepCopy())
+		return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
+	})
+	framework.Eventually(t, 2*time.Minute, "the Widget in member2", func() (bool, string) {
+		return exists(ctx, world.MemberDynamic(t, "member2").Resource(widgets).Namespace(ns), "w")
+	})
+	framework.Eventually(t, time.Minute, "member1's entry names the field it does not know", func() (bool, string) {
+		rb, err := framework.GetBinding(ctx, c, ns, names.BindingName("Widget", "w"))
+		if err != nil {
+			return false, err.Error()
+		}
+		m1, m2 := framework.AggregatedStatusOf(rb, "member1"), framework.AggregatedStatusOf(rb, "member2")
+		if m1 == nil || m2 == nil {
+			return false, fmt.Sprintf("entries %+v", rb.Status.AggregatedStatus)
+		}
+		ok := !m1.Applied && strings.Contains(m1.AppliedMessage, ".spec.color") && m2.Applied
+		return ok, fmt.Sprintf("member1 %+v; member2 %+v", *m1, *m2)
+	})
+	if ok, _ := exists(ctx, world.MemberDynamic(t, "member1").Resource(widgets).Namespace(ns), "w"); ok {
+		t.Error("member1 has a Widget: it was applied without the field it does not know")
+	}
+}
+
+// sizeOnlyCRD is a namespaced CRD whose schema knows spec.size only: the
+// API server prunes every other field.
+func sizeOnlyCRD(group, version, kind, plural string) *unstructured.Unstructured {
+	crd := schemalessCRD(group, version, kind, plural)
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"spec": map[string]any{"type": "object", "properties": map[string]any{"size": map[string]any{"type": "integer"}}},
+	}}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	_ = unstructured.SetNestedField(versions[0].(map[string]any), schema, "schema", "openAPIV3Schema")
+	_ = unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions")
+	return crd
 }
