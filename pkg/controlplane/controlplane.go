@@ -168,13 +168,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
-	if opts.ClientUser != "" {
-		err = noTokenFileArg(extraArgs)
-	}
-	var userToken, tokenFile string
-	if err == nil {
-		userToken, tokenFile, err = clientUserToken(files, opts.ClientUser)
-	}
+	userToken, tokenFile, err := clientUserToken(files, opts.ClientUser, extraArgs)
 	if err != nil {
 		_ = listener.Close()
 		return nil, err

@@ -125,13 +125,16 @@ func ensurePKI(files pki.Files, host string) (*credentials, error) {
 // every request (3.6 % of the control plane's CPU in a burst, design 0013
 // decision 48) and a token once per cache period. The certificate earlier
 // versions issued the user is removed, so no unused credential stays in
-// the data dir.
-func clientUserToken(files pki.Files, user string) (token, path string, err error) {
+// the data dir. apiServerArgs are the API server's other flags.
+func clientUserToken(files pki.Files, user string, apiServerArgs []string) (token, path string, err error) {
 	if user == adminUser {
 		return "", "", fmt.Errorf("client user %s is the admin's; the controllers get a user of their own", user)
 	}
 	stale := []string{files.TokenFile()} // a start that died before removing it
 	if user != "" {
+		if err := noTokenFileArg(apiServerArgs); err != nil {
+			return "", "", err
+		}
 		stale = append(stale, files.ClientCert(user), files.ClientKey(user))
 	}
 	for _, p := range stale {
