@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +18,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/sim/simdir"
 	"github.com/atoll-dev/atoll/test/framework"
 )
@@ -66,22 +66,22 @@ func runMemberWrites(b *testing.B) {
 
 	ways := []struct {
 		name  string
-		write func(ctx context.Context, ns, name string) error
+		write func(cs kubernetes.Interface, ns, name string) error
 	}{
-		{"create-protobuf", func(ctx context.Context, ns, name string) error {
-			_, err := typed.AppsV1().Deployments(ns).Create(ctx, benchDeployment(ns, name, 1), metav1.CreateOptions{})
+		{"create-protobuf", func(cs kubernetes.Interface, ns, name string) error {
+			_, err := cs.AppsV1().Deployments(ns).Create(ctx, benchDeployment(ns, name, 1), metav1.CreateOptions{})
 			return err
 		}},
-		{"create-json", func(ctx context.Context, ns, name string) error {
+		{"create-json", func(_ kubernetes.Interface, ns, name string) error {
 			_, err := dyn.Resource(deployments).Namespace(ns).Create(ctx, named(body, ns, name), metav1.CreateOptions{})
 			return err
 		}},
-		{"apply-validation-warn", func(ctx context.Context, ns, name string) error {
+		{"apply-validation-warn", func(_ kubernetes.Interface, ns, name string) error {
 			_, err := dyn.Resource(deployments).Namespace(ns).Apply(ctx, name, named(body, ns, name),
 				metav1.ApplyOptions{FieldManager: "atoll", Force: true})
 			return err
 		}},
-		{"apply-validation-ignore", func(ctx context.Context, ns, name string) error {
+		{"apply-validation-ignore", func(_ kubernetes.Interface, ns, name string) error {
 			data, err := json.Marshal(named(body, ns, name).Object)
 			if err != nil {
 				return err
@@ -94,44 +94,15 @@ func runMemberWrites(b *testing.B) {
 	// Rounds alternate the order, so that no way is always first or last
 	// on a member that grows as the run goes.
 	perObject := map[string][]float64{}
-	var order []int // round of each write below
-	var run []int   // index into ways
-	for round := range memberWritesRounds {
+	for round := 1; round <= memberWritesRounds; round++ {
 		for i := range ways {
-			if round%2 == 1 {
-				i = len(ways) - 1 - i
+			way := ways[i]
+			if round%2 == 0 {
+				way = ways[len(ways)-1-i]
 			}
-			order, run = append(order, round+1), append(run, i)
+			ns := fmt.Sprintf("writes-%s-%d", way.name, round)
+			perObject[way.name] = append(perObject[way.name], measureWrites(ctx, b, cfg, typed, st.PID, ns, way.name, way.write))
 		}
-	}
-	for k, w := range run {
-		way := ways[w]
-		ns := fmt.Sprintf("writes-%s-%d", way.name, order[k])
-		if _, err := typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		before, err := processSeconds(st.PID)
-		if err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		if err := writeConcurrently(ctx, memberWritesObjects, propClients, func(ctx context.Context, i int) error {
-			return way.write(ctx, ns, templateName(i))
-		}); err != nil {
-			b.Fatalf("%s: %v", way.name, err)
-		}
-		elapsed := time.Since(start)
-		after, err := processSeconds(st.PID)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ms := 1000 * (after - before) / memberWritesObjects
-		b.Logf("%-24s %d Deployments in %v (%.0f/s); member CPU %.2f ms per object", way.name, memberWritesObjects,
-			elapsed.Round(time.Millisecond), memberWritesObjects/elapsed.Seconds(), ms)
-		perObject[way.name] = append(perObject[way.name], ms)
-		// Let the member's own after-work (compaction, watch fan-out) end
-		// before the next way starts counting.
-		time.Sleep(5 * time.Second)
 	}
 	for name, ms := range perObject {
 		sum := 0.0
@@ -140,6 +111,36 @@ func runMemberWrites(b *testing.B) {
 		}
 		b.ReportMetric(sum/float64(len(ms)), name+"-member-cpu-ms/object")
 	}
+}
+
+// measureWrites writes memberWritesObjects Deployments into namespace ns
+// with write, from propClients clients, and returns the member process's
+// CPU-milliseconds per object.
+func measureWrites(ctx context.Context, b *testing.B, cfg *rest.Config, typed kubernetes.Interface, pid int, ns, name string,
+	write func(cs kubernetes.Interface, ns, name string) error) float64 {
+	if _, err := typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	before, err := processSeconds(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	createInParallel(ctx, b, cfg, memberWritesObjects, func(cs kubernetes.Interface, i int) error {
+		return write(cs, ns, templateName(i))
+	})
+	elapsed := time.Since(start)
+	after, err := processSeconds(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ms := 1000 * (after - before) / memberWritesObjects
+	b.Logf("%-24s %d Deployments in %v (%.0f/s); member CPU %.2f ms per object", name, memberWritesObjects,
+		elapsed.Round(time.Millisecond), memberWritesObjects/elapsed.Seconds(), ms)
+	// Let the member's own after-work (compaction, watch fan-out) end
+	// before the next way starts counting.
+	time.Sleep(5 * time.Second)
+	return ms
 }
 
 // appliedBody is the manifest the executor would apply: the benchmark's
@@ -161,25 +162,19 @@ func appliedBody(ctx context.Context, b *testing.B, typed kubernetes.Interface, 
 		unstructured.RemoveNestedField(obj.Object, "metadata", f)
 	}
 	unstructured.RemoveNestedField(obj.Object, "status")
+	// What ownerMetadata and the detector's claim put on a namespaced
+	// binding's copy, and the manifest hash.
 	labels := obj.GetLabels()
-	for k, v := range map[string]string{
-		"karmada.io/managed":                          "true",
-		"resourcebinding.karmada.io/permanent-id":     "0b8f2b6e-5c1a-4d2e-9f3a-1c2d3e4f5a6b",
-		"propagationpolicy.karmada.io/permanent-id":   "9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4",
-		"propagationpolicy.karmada.io/name":           "bench",
-		"propagationpolicy.karmada.io/namespace":      "bench",
-		"resourcebinding.karmada.io/name-and-kind-ok": "true",
-	} {
-		labels[k] = v
-	}
+	labels[workv1alpha2.ManagedLabel] = "true"
+	labels[workv1alpha2.ResourceBindingPermanentIDLabel] = "0b8f2b6e-5c1a-4d2e-9f3a-1c2d3e4f5a6b"
+	labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] = "9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4"
 	obj.SetLabels(labels)
 	obj.SetAnnotations(map[string]string{
-		"resourcebinding.karmada.io/name":                    "template-deployment",
-		"resourcebinding.karmada.io/namespace":               "bench",
-		"resourcetemplate.karmada.io/managed-annotations":    "resourcetemplate.karmada.io/managed-annotations,resourcetemplate.karmada.io/managed-labels",
-		"resourcetemplate.karmada.io/managed-labels":         "app,bench",
-		"atoll.dev/manifest-hash":                            "0123456789abcdef01234567",
-		"resourcetemplate.karmada.io/generation-for-testing": "1",
+		workv1alpha2.ResourceBindingNamespaceAnnotation:     "bench",
+		workv1alpha2.ResourceBindingNameAnnotation:          "template-deployment",
+		policyv1alpha1.PropagationPolicyNamespaceAnnotation: "bench",
+		policyv1alpha1.PropagationPolicyNameAnnotation:      "bench",
+		workv1alpha2.ManifestHashAnnotation:                 "0123456789abcdef01234567",
 	})
 	return obj
 }
@@ -190,29 +185,4 @@ func named(body *unstructured.Unstructured, ns, name string) *unstructured.Unstr
 	obj.SetNamespace(ns)
 	obj.SetName(name)
 	return obj
-}
-
-// writeConcurrently calls write for 0..n-1 from clients goroutines and
-// returns the first error.
-func writeConcurrently(ctx context.Context, n, clients int, write func(ctx context.Context, i int) error) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for range clients {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				if err := write(ctx, i); err != nil {
-					errs <- fmt.Errorf("object %d: %w", i, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
 }
