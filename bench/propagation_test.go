@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -137,7 +138,10 @@ func BenchmarkPropagation1000(b *testing.B) {
 // own speed. Member Deployments never become ready there, so "settled" is
 // 5 s with no control-plane write. It adds single-p50-ms and single-p99-ms:
 // after settling, 20 more templates created one at a time on the idle
-// system, each timed from its create call to its last member object.
+// system, each timed from its create call to its last member object; and
+// then a rollout: every burst template's pod template changed at once
+// (rollout-member-objects/s, rollout-p50-s, rollout-p99-s,
+// rollout-cp-requests/template, rollout-409s/template; see rollout).
 //
 //	ATOLL_BIN=$PWD/bin/atoll go test -run '^$' -bench PropagationAPIOnly -benchtime 1x -timeout 30m ./bench/ -v
 //
@@ -176,6 +180,11 @@ func runPropagation(b *testing.B, sc propScenario) {
 	if sc.apiOnly {
 		b.ReportMetric(sum.singleP50/n, "single-p50-ms")
 		b.ReportMetric(sum.singleP99/n, "single-p99-ms")
+		b.ReportMetric(sum.rollout.objectsPerSec/n, "rollout-member-objects/s")
+		b.ReportMetric(sum.rollout.p50/n, "rollout-p50-s")
+		b.ReportMetric(sum.rollout.p99/n, "rollout-p99-s")
+		b.ReportMetric(sum.rollout.requestsPerTemplate/n, "rollout-cp-requests/template")
+		b.ReportMetric(sum.rollout.conflictsPerTemplate/n, "rollout-409s/template")
 	}
 }
 
@@ -187,6 +196,13 @@ type propResult struct {
 	restartMemberChanged                       float64
 	directPerSec                               float64
 	singleP50, singleP99                       float64
+	rollout                                    rolloutResult
+}
+
+// rolloutResult is what the rollout phase measured.
+type rolloutResult struct {
+	objectsPerSec, p50, p99                   float64
+	requestsPerTemplate, conflictsPerTemplate float64
 }
 
 func (s *propResult) add(r propResult) {
@@ -202,6 +218,11 @@ func (s *propResult) add(r propResult) {
 	s.directPerSec += r.directPerSec
 	s.singleP50 += r.singleP50
 	s.singleP99 += r.singleP99
+	s.rollout.objectsPerSec += r.rollout.objectsPerSec
+	s.rollout.p50 += r.rollout.p50
+	s.rollout.p99 += r.rollout.p99
+	s.rollout.requestsPerTemplate += r.rollout.requestsPerTemplate
+	s.rollout.conflictsPerTemplate += r.rollout.conflictsPerTemplate
 }
 
 func runPropagationScenario(b *testing.B, sc propScenario) propResult {
@@ -363,6 +384,7 @@ func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 	}
 	if sc.apiOnly {
 		res.singleP50, res.singleP99 = singleTemplateLatency(ctx, b, cp, obs)
+		res.rollout = rollout(ctx, b, cp, obs)
 	}
 
 	// Restart with the templates present.
@@ -528,9 +550,15 @@ func percentile(sorted []float64, p float64) float64 {
 
 // memberObserver watches the benchmark namespace in every member.
 type memberObserver struct {
-	mu      sync.Mutex
-	first   [][]time.Time // [member][template]
-	n       []int
+	mu    sync.Mutex
+	first [][]time.Time // [member][template]
+	n     []int
+	// rollout is the value of the pod template's rolloutAnnotation that
+	// a rollout phase waits for ("" none); rolled is when each member
+	// Deployment first showed it, nRolled how many did.
+	rollout string
+	rolled  [][]time.Time // [member][template]
+	nRolled int
 	listers []func() []*appsv1.Deployment
 	stopCh  chan struct{}
 	b       *testing.B
@@ -541,6 +569,7 @@ func newMemberObserver(b *testing.B, cp *framework.ControlPlane) *memberObserver
 	o := &memberObserver{b: b, cp: cp, stopCh: make(chan struct{}), n: make([]int, len(propMembers))}
 	for range propMembers {
 		o.first = append(o.first, make([]time.Time, propTemplates+propSingles))
+		o.rolled = append(o.rolled, make([]time.Time, propTemplates+propSingles))
 	}
 	return o
 }
@@ -550,23 +579,10 @@ func (o *memberObserver) start(ctx context.Context) {
 		cs := clientWithLimits(o.b, o.cp.MemberConfig(o.b, name))
 		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(propNamespace))
 		inf := f.Apps().V1().Deployments()
-		_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-			now := time.Now()
-			d, ok := obj.(*appsv1.Deployment)
-			if !ok {
-				return
-			}
-			i, err := strconv.Atoi(strings.TrimPrefix(d.Name, "app-"))
-			if err != nil || i < 0 || i >= propTemplates+propSingles {
-				return
-			}
-			o.mu.Lock()
-			if o.first[m][i].IsZero() {
-				o.first[m][i] = now
-				o.n[m]++
-			}
-			o.mu.Unlock()
-		}})
+		_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { o.observe(m, obj) },
+			UpdateFunc: func(_, obj any) { o.observe(m, obj) },
+		})
 		if err != nil {
 			o.b.Fatal(err)
 		}
@@ -582,6 +598,52 @@ func (o *memberObserver) start(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// observe timestamps member m's Deployment obj: its first appearance, and
+// the first time it shows the rollout's annotation.
+func (o *memberObserver) observe(m int, obj any) {
+	now := time.Now()
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return
+	}
+	i, err := strconv.Atoi(strings.TrimPrefix(d.Name, "app-"))
+	if err != nil || i < 0 || i >= propTemplates+propSingles {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.first[m][i].IsZero() {
+		o.first[m][i] = now
+		o.n[m]++
+	}
+	if o.rollout != "" && o.rolled[m][i].IsZero() && d.Spec.Template.Annotations[rolloutAnnotation] == o.rollout {
+		o.rolled[m][i] = now
+		o.nRolled++
+	}
+}
+
+// awaitRollout makes the observer look for value from now on.
+func (o *memberObserver) awaitRollout(value string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.rollout, o.nRolled = value, 0
+	for m := range o.rolled {
+		clear(o.rolled[m])
+	}
+}
+
+func (o *memberObserver) rolledCount() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.nRolled
+}
+
+func (o *memberObserver) rolledAt(m, i int) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.rolled[m][i]
 }
 
 func (o *memberObserver) stop() { close(o.stopCh) }
@@ -1210,6 +1272,69 @@ func singleTemplateLatency(ctx context.Context, b *testing.B, cp *framework.Cont
 	b.Logf("single templates on the idle system, create call → last member object (ms): %v", lat)
 	sort.Float64s(lat)
 	return percentile(lat, 0.50), percentile(lat, 0.99)
+}
+
+// rolloutAnnotation is the pod template annotation the rollout phase
+// changes on every template.
+const rolloutAnnotation = "bench.atoll.dev/rollout"
+
+// rollout changes the pod template of every burst template at once (16
+// clients, a merge PATCH each, as a CI pipeline rolling a new version out
+// everywhere would) and measures how the update reaches the members:
+// member objects/s from the first PATCH to the last member Deployment
+// showing the change, p50 and p99 per member object from its template's
+// PATCH, and the control plane's requests until 5 s without a write, less
+// the benchmark's own PATCHes, per template (and how many of them were
+// 409 conflicts).
+func rollout(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs *memberObserver) rolloutResult {
+	var res rolloutResult
+	admin := kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
+	before, err := scrapeRequests(ctx, admin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs.awaitRollout("1")
+	patch := []byte(fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"1"}}}}}`, rolloutAnnotation))
+	start := time.Now()
+	patchedAt := createInParallel(ctx, b, cp.RESTConfig(b), propTemplates, func(cs kubernetes.Interface, i int) error {
+		_, err := cs.AppsV1().Deployments(propNamespace).Patch(ctx, templateName(i), types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	})
+	total := propTemplates * len(propMembers)
+	framework.Eventually(b, 10*time.Minute, "every member Deployment rolled out", func() (bool, string) {
+		n := obs.rolledCount()
+		return n == total, fmt.Sprintf("%d of %d member Deployments show the change", n, total)
+	})
+	var last time.Time
+	lat := make([]float64, 0, total)
+	for m := range propMembers {
+		for i := range propTemplates {
+			t := obs.rolledAt(m, i)
+			last = latest(last, t)
+			lat = append(lat, t.Sub(patchedAt[i]).Seconds())
+		}
+	}
+	res.objectsPerSec = float64(total) / last.Sub(start).Seconds()
+	sort.Float64s(lat)
+	res.p50, res.p99 = percentile(lat, 0.50), percentile(lat, 0.99)
+	_, after, idle := waitWriteIdle(ctx, b, admin, start, 5*time.Second, 0, 10*time.Minute, nil)
+	if !idle {
+		b.Logf("WARNING: the rollout had not settled after 10m")
+	}
+	delta := after.minus(before)
+	res.requestsPerTemplate = (delta.sum(nil) - propTemplates) / propTemplates
+	res.conflictsPerTemplate = delta.sum(func(k requestKey) bool { return k.code == "409" }) / propTemplates
+	b.Logf("rollout: %d member Deployments changed within %v of the first PATCH: %.1f/s; latency p50 %.2fs p99 %.2fs; %.2f control-plane requests per template besides its PATCH (%.2f of them 409s); by verb/resource:\n%s",
+		total, last.Sub(start).Round(time.Millisecond), res.objectsPerSec, res.p50, res.p99, res.requestsPerTemplate, res.conflictsPerTemplate, delta.table(nil, 25))
+	return res
+}
+
+// latest is the later of a and t.
+func latest(a, t time.Time) time.Time {
+	if t.After(a) {
+		return t
+	}
+	return a
 }
 
 // saveProfile fetches /debug/pprof/WHAT from the controllers' profiling
