@@ -24,7 +24,7 @@ var (
 	})
 	handoffsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "atoll_scheduler_status_handoffs_total",
-		Help: "Statuses of new placements handed to the executor's write (handed), and those the scheduler wrote itself because the executor had not in time (timed-out).",
+		Help: "Statuses of new placements and of new binding generations handed to the executor's write (handed), and those the scheduler wrote itself because the executor had not in time (timed-out).",
 	}, []string{"outcome"})
 )
 

@@ -309,14 +309,16 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 	cond.LastTransitionTime = now
 	meta.SetStatusCondition(&status.Conditions, cond)
 	part := bindingkind.ScheduledOf(status, obj.GetGeneration())
-	if r.statusHandoff != nil && resultChanged && schedErr == nil {
-		// A new placement: the executor's first write of this generation's
-		// status carries the Scheduled condition too (one write, not two).
+	if r.statusHandoff != nil && schedErr == nil && (resultChanged || executorWillWrite(obj, spec, current, hasPending, targetChanged || a.tasksChanged())) {
+		// The executor's next write of this generation's status carries
+		// the Scheduled condition too (one write, not two).
 		part.Since = now.Time
 		r.statusHandoff.Put(obj.GetUID(), part)
 		handoffsTotal.WithLabelValues("handed").Inc()
-		events.OnBindingAndTemplate(r.recorder, obj, spec, false, events.ScheduleBindingSucceed, "Schedule",
-			"Binding has been scheduled successfully. Result: %s", resultString(spec.Clusters))
+		if scheduled {
+			events.OnBindingAndTemplate(r.recorder, obj, spec, false, events.ScheduleBindingSucceed, "Schedule",
+				"Binding has been scheduled successfully. Result: %s", resultString(spec.Clusters))
+		}
 		return result, sooner(a.requeue, r.statusHandoff.Timeout()), nil
 	}
 	if hasPending && part.Same(pending) {
@@ -352,6 +354,22 @@ func (r *reconciler) schedule(ctx context.Context, obj client.Object) (string, t
 		return result, sooner(a.requeue, retry), nil
 	}
 	return result, a.requeue, nil
+}
+
+// executorWillWrite reports whether the executor is about to write the
+// status of obj's generation with the placement unchanged: a generation
+// the scheduler has not observed (the detector wrote a template change
+// into the spec) of a placed binding, which the executor takes up and has
+// not written yet. Its write then carries the scheduler's part, instead
+// of two writes of one status racing each other (design 0013, decision
+// 50). Not for a part already pending (its wait decides), nor when this
+// attempt wrote something itself (a gradual move's target, eviction
+// tasks): those write their status as before.
+func executorWillWrite(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, current *workv1alpha2.ResourceBindingStatus,
+	hasPending, wroteSomething bool) bool {
+	gen := obj.GetGeneration()
+	return !hasPending && !wroteSomething && len(spec.Clusters) > 0 &&
+		current.SchedulerObservedGeneration < gen && !bindingkind.ExecutorSynced(current, gen)
 }
 
 // statusTime is the clock's time as the API server keeps a metav1.Time

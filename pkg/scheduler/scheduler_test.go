@@ -215,3 +215,49 @@ func TestStatusTimeSurvivesTheWire(t *testing.T) {
 		t.Errorf("the handed-over part differs from the one stored")
 	}
 }
+
+// TestExecutorWillWrite: when the scheduler leaves its part of a status
+// with the same placement to the executor's next write (decision 50).
+func TestExecutorWillWrite(t *testing.T) {
+	fullyApplied := func(generation int64) []metav1.Condition {
+		return []metav1.Condition{{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, ObservedGeneration: generation}}
+	}
+	placed := func() *workv1alpha2.ResourceBinding {
+		b := utiltesting.MakeBinding("web", "ns").Generation(3).TargetCluster("m1", 1).Obj()
+		b.Status.SchedulerObservedGeneration = 2
+		b.Status.Conditions = fullyApplied(2)
+		return b
+	}
+	cases := map[string]struct {
+		binding                    *workv1alpha2.ResourceBinding
+		hasPending, wroteSomething bool
+		want                       bool
+	}{
+		"a template change of a placed binding": {binding: placed(), want: true},
+		"the generation observed already": {binding: func() *workv1alpha2.ResourceBinding {
+			b := placed()
+			b.Status.SchedulerObservedGeneration = 3
+			return b
+		}()},
+		"the executor wrote this generation first": {binding: func() *workv1alpha2.ResourceBinding {
+			b := placed()
+			b.Status.Conditions = fullyApplied(3)
+			return b
+		}()},
+		"nothing placed: the executor waits for a placement": {binding: func() *workv1alpha2.ResourceBinding {
+			b := placed()
+			b.Spec.Clusters = nil
+			return b
+		}()},
+		"a part already pending":                     {binding: placed(), hasPending: true},
+		"the attempt wrote a target or tasks itself": {binding: placed(), wroteSomething: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding
+			if got := executorWillWrite(b, &b.Spec, &b.Status, tc.hasPending, tc.wroteSomething); got != tc.want {
+				t.Errorf("executorWillWrite = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,6 +46,7 @@ func TestOneStatusWritePerPlacement(t *testing.T) {
 	)
 	name := names.BindingName("Deployment", "web")
 	var statuses []string // each distinct status the binding showed
+	var placedGen int64   // the binding's generation once placed and applied
 	var last string
 	for {
 		var ev watch.Event
@@ -62,6 +65,7 @@ func TestOneStatusWritePerPlacement(t *testing.T) {
 			last = s
 		}
 		if meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.FullyApplied) {
+			placedGen = rb.Generation
 			if len(rb.ManagedFields) != 0 {
 				t.Errorf("placed binding %s records field ownership: %v", name, framework.Managers(rb.ManagedFields))
 			}
@@ -72,6 +76,65 @@ func TestOneStatusWritePerPlacement(t *testing.T) {
 	want := fmt.Sprintf("scheduled=True applied=%d/%d fully=True", len(members), len(members))
 	if first != want {
 		t.Fatalf("the binding's first status is %q, want %q (all statuses: %q)", first, want, statuses)
+	}
+
+	// A template change keeps the placement: the binding's new generation
+	// ends observed by both the scheduler and the executor, the scheduler's
+	// part riding on the executor's write (design 0013, decision 50), and
+	// every member gets the change. The number of status writes it took is
+	// logged, not asserted: the scheduler's attempt (microseconds, in
+	// memory) normally hands its part over before the executor's write,
+	// which waits for the members, but nothing orders the two.
+	var d appsv1.Deployment
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &d); err != nil {
+		t.Fatal(err)
+	}
+	framework.Update(t, c, &d, func(d *appsv1.Deployment) {
+		if d.Spec.Template.Annotations == nil {
+			d.Spec.Template.Annotations = map[string]string{}
+		}
+		d.Spec.Template.Annotations["atoll.dev/e2e-rollout"] = "1"
+	})
+	var changed int64 // the binding's generation once the detector recorded the change
+	writes := 0       // status writes of that generation
+	for {
+		var ev watch.Event
+		select {
+		case ev = <-w.ResultChan():
+		case <-ctx.Done():
+			t.Fatalf("binding %s: the template change was not observed by scheduler and executor (generation %d)", name, changed)
+		}
+		rb, ok := ev.Object.(*workv1alpha2.ResourceBinding)
+		if !ok || rb.Name != name || ev.Type != watch.Modified {
+			continue
+		}
+		if changed == 0 {
+			if rb.Generation > placedGen {
+				changed = rb.Generation // the detector's spec write
+			}
+			continue
+		}
+		if rb.Generation != changed {
+			t.Fatalf("binding %s went from generation %d to %d: the template change moved the placement (clusters %v)", name, changed, rb.Generation, rb.Spec.Clusters)
+		}
+		writes++
+		scheduled := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.Scheduled)
+		fully := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.FullyApplied)
+		if rb.Status.SchedulerObservedGeneration == changed && scheduled != nil && scheduled.ObservedGeneration == changed &&
+			fully != nil && fully.Status == metav1.ConditionTrue && fully.ObservedGeneration == changed {
+			break
+		}
+	}
+	t.Logf("the template change's generation %d was observed by scheduler and executor in %d status write(s)", changed, writes)
+	for _, m := range members {
+		cs := world.MemberClientset(t, m)
+		framework.Eventually(t, time.Minute, m+" has the template change", func() (bool, string) {
+			got, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return got.Spec.Template.Annotations["atoll.dev/e2e-rollout"] == "1", fmt.Sprint(got.Spec.Template.Annotations)
+		})
 	}
 }
 

@@ -254,3 +254,47 @@ func TestStatusHandoffWithoutExecutor(t *testing.T) {
 		t.Fatalf("%d parts still pending after the scheduler wrote the status", n)
 	}
 }
+
+// TestNewGenerationHandedOver: a placed binding whose spec changes without
+// moving its placement (a template change) does not get a status write of
+// the scheduler's own: its part (the observed generation, the condition's
+// generation) waits for the executor's write of that generation, which the
+// executor makes anyway (design 0013, decision 50). With no executor to
+// take it, the scheduler writes it itself once the wait for a queued
+// binding ends, so the binding still shows the generation observed.
+func TestNewGenerationHandedOver(t *testing.T) {
+	handoff := bindingkind.NewHandoff(3*time.Second, 6*time.Second)
+	framework.StartManager(t, cp.RESTConfig(t), func(ctx context.Context, mgr ctrl.Manager) error {
+		return scheduler.Setup(ctx, mgr, scheduler.Options{Workers: 2, Handoff: handoff})
+	})
+	c := cp.Client(t)
+	createCluster(t, c, readyCluster("regen-1").Obj())
+	rb := utiltesting.MakeBinding("regen-deployment", namespace).Resource("apps/v1", "Deployment", "regen").
+		Replicas(2).Placement(utiltesting.MakePlacement().ClusterNames("regen-1").Obj()).Obj()
+	framework.CreateAndCleanup(t, c, rb)
+	waitScheduled(t, c, rb, "regen-1:2")
+	observed := rb.Generation
+
+	// The template changed: the detector records its new resourceVersion.
+	framework.Update(t, c, rb, func(b *workv1alpha2.ResourceBinding) { b.Spec.Resource.ResourceVersion = "2" })
+	ctx := framework.Context(t, timeout)
+	framework.Eventually(t, timeout, "the new generation's part handed over, not written", func() (bool, string) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return false, err.Error()
+		}
+		part, pending := handoff.Pending(rb.UID, rb.Generation)
+		if rb.Status.SchedulerObservedGeneration != observed {
+			t.Fatalf("the scheduler wrote generation %d's status itself (observed %d) while a part could wait for the executor", rb.Generation, rb.Status.SchedulerObservedGeneration)
+		}
+		return pending && part.Condition.ObservedGeneration == rb.Generation,
+			fmt.Sprintf("generation %d, pending %v (%+v)", rb.Generation, pending, part)
+	})
+	if rb.Generation != observed+1 || formatTargets(rb.Spec.Clusters) != "regen-1:2" {
+		t.Fatalf("generation %d (want %d), clusters %v: the placement was written again", rb.Generation, observed+1, rb.Spec.Clusters)
+	}
+	// Nobody takes it: the scheduler writes it after the queued bound.
+	waitScheduled(t, c, rb, "regen-1:2")
+	if n := handoff.Len(); n != 0 {
+		t.Fatalf("%d parts still pending after the scheduler wrote the status", n)
+	}
+}
