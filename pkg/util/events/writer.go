@@ -33,14 +33,19 @@ import (
 // client-go's older recorder drops past 1,000 queued; an event identical
 // to one written within the last RepeatWindow is not written again.
 type Writer struct {
-	client    eventsclient.EventsV1Interface
-	scheme    *runtime.Scheme
-	host      string
-	queue     chan *eventsv1.Event
-	workers   int
-	now       func() time.Time
-	mu        sync.Mutex
-	recent    map[eventKey]time.Time
+	client  eventsclient.EventsV1Interface
+	scheme  *runtime.Scheme
+	host    string
+	queue   chan *eventsv1.Event
+	workers int
+	now     func() time.Time
+	mu      sync.Mutex
+	recent  map[eventKey]time.Time
+	// order holds the keys in the order they were recorded, at most
+	// maxRecent (a ring from head): the oldest record is the one
+	// forgotten when a new one needs room, in constant time.
+	order     []recorded
+	head      int
 	maxRecent int
 	// types are the event types recorded; others are suppressed.
 	types map[string]bool
@@ -61,6 +66,13 @@ const RepeatWindow = 10 * time.Minute
 
 // noteLimit is the events.k8s.io/v1 validation limit on note, in bytes.
 const noteLimit = 1024
+
+// recorded is one entry of Writer.order: a key and when it was recorded
+// (a key recorded again later has a newer entry; the older one is stale).
+type recorded struct {
+	key eventKey
+	at  time.Time
+}
 
 type eventKey struct {
 	controller, eventType, reason, action, note string
@@ -213,25 +225,24 @@ func (w *Writer) record(r *writerRecorder, regarding, related runtime.Object, an
 
 // repeated reports whether key was recorded within RepeatWindow, and
 // remembers it as recorded now when not. The memory is bounded: when full,
-// expired keys go first, then any.
+// the oldest record goes (the first to expire). It used to look through
+// every remembered key for expired ones on each new event once full, which
+// in a burst of thousands of new templates was most of the time.
 func (w *Writer) repeated(key eventKey, now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if at, ok := w.recent[key]; ok && now.Sub(at) < RepeatWindow {
 		return true
 	}
-	if len(w.recent) >= w.maxRecent {
-		for k, at := range w.recent {
-			if now.Sub(at) >= RepeatWindow {
-				delete(w.recent, k)
-			}
+	if len(w.order) < w.maxRecent {
+		w.order = append(w.order, recorded{key, now})
+	} else {
+		oldest := w.order[w.head]
+		if at, ok := w.recent[oldest.key]; ok && at.Equal(oldest.at) {
+			delete(w.recent, oldest.key)
 		}
-		for k := range w.recent {
-			if len(w.recent) < w.maxRecent {
-				break
-			}
-			delete(w.recent, k)
-		}
+		w.order[w.head] = recorded{key, now}
+		w.head = (w.head + 1) % len(w.order)
 	}
 	w.recent[key] = now
 	return false

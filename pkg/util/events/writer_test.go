@@ -98,6 +98,58 @@ func TestWriterDropsRepeats(t *testing.T) {
 	}
 }
 
+// When the memory of written events is full, the oldest record goes: an
+// event recorded since stays a repeat, the oldest one is written again;
+// and a key written again after the repeat window is forgotten by its
+// newer record, not by its stale first one.
+func TestWriterForgetsTheOldestFirst(t *testing.T) {
+	type step struct {
+		note    string
+		advance time.Duration // of the clock, before the event
+		queued  bool
+	}
+	cases := map[string][]step{
+		"oldest first": {
+			{note: "a", queued: true},
+			{note: "b", queued: true},
+			{note: "b"}, // a repeat
+			{note: "c", queued: true},
+			{note: "d", queued: true}, // full: a, the oldest, is forgotten
+			{note: "a", queued: true}, // so written again; b goes
+			{note: "c"},               // still remembered
+			{note: "b", queued: true},
+		},
+		"a stale record frees nothing": {
+			{note: "a", queued: true},
+			{note: "a", advance: RepeatWindow, queued: true}, // expired: written and recorded anew
+			{note: "b", queued: true},
+			{note: "c", queued: true}, // full: a's first record goes, a stays
+			{note: "a"},               // remembered by its newer record
+			{note: "d", queued: true}, // now a goes
+			{note: "a", queued: true},
+		},
+	}
+	for name, steps := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := NewWriter(fake.NewClientset().EventsV1(), clientgoscheme.Scheme, WriterOptions{Recent: 3})
+			now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+			w.now = func() time.Time { return now }
+			rec := w.Recorder("atoll-executor")
+			for i, s := range steps {
+				now = now.Add(s.advance)
+				queued := len(w.queue)
+				rec.Eventf(template("web"), nil, corev1.EventTypeNormal, SyncWorkSucceed, "Sync", "%s", s.note)
+				if got := len(w.queue) > queued; got != s.queued {
+					t.Fatalf("step %d (%q): queued %t, want %t", i, s.note, got, s.queued)
+				}
+				if len(w.recent) > 3 || len(w.order) > 3 {
+					t.Fatalf("step %d: %d keys and %d records remembered, want at most 3", i, len(w.recent), len(w.order))
+				}
+			}
+		})
+	}
+}
+
 // --event-types: a type left out is neither queued nor remembered, and
 // counts as suppressed.
 func TestWriterRecordsOnlyItsTypes(t *testing.T) {
@@ -161,5 +213,21 @@ func TestWriterRejectsBadEvents(t *testing.T) {
 	rec.Eventf(&struct{ metav1.PartialObjectMetadata }{}, nil, corev1.EventTypeNormal, "Bad", "Look", "no kind")
 	if len(w.queue) != 0 {
 		t.Fatalf("%d bad events queued", len(w.queue))
+	}
+}
+
+// BenchmarkRecordWhenFull records distinct events into a writer whose
+// memory of written events is full (4,096, the default), as in a burst of
+// new templates: the cost of deciding that an event is not a repeat. The
+// queue has room for every event (a dropped one is not remembered).
+func BenchmarkRecordWhenFull(b *testing.B) {
+	w := NewWriter(fake.NewClientset().EventsV1(), clientgoscheme.Scheme, WriterOptions{QueueSize: 4096 + b.N})
+	rec := w.Recorder("atoll-executor")
+	for i := range 4096 {
+		rec.Eventf(template("web"), nil, corev1.EventTypeNormal, SyncWorkSucceed, "Sync", "fill %d", i)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		rec.Eventf(template("web"), nil, corev1.EventTypeNormal, SyncWorkSucceed, "Sync", "event %d", i)
 	}
 }
