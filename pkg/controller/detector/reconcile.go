@@ -297,8 +297,12 @@ func (d *Detector) writeBinding(ctx context.Context, w *watched, m *metav1.Parti
 		in.Workload = workload{Replicas: spec.Replicas, Requirements: spec.ReplicaRequirements, Components: spec.Components}
 	} else if hasReplicas, hasComponents := interp.HasReplicas(ctx, w.GVK()), interp.HasComponents(ctx, w.GVK()); hasReplicas || hasComponents {
 		if full == nil {
+			// At least the version the metadata informer saw: the API
+			// server answers from its watch cache instead of a quorum
+			// read from etcd (every template change of a rollout reads
+			// its template here).
 			var err error
-			full, err = d.dynamic.Resource(w.GVR).Namespace(m.Namespace).Get(ctx, m.Name, metav1.GetOptions{})
+			full, err = d.dynamic.Resource(w.GVR).Namespace(m.Namespace).Get(ctx, m.Name, metav1.GetOptions{ResourceVersion: m.ResourceVersion})
 			if apierrors.IsNotFound(err) {
 				return nil // the delete event follows
 			}

@@ -218,6 +218,31 @@ func TestDeploymentSelectedByName(t *testing.T) {
 		t.Errorf("binding permanent id changed from %q to %q", bindingID, got)
 	}
 
+	// The detector reads a changed template at the version its informer
+	// saw, which the API server answers from its watch cache: a rollout
+	// of many templates does not become as many quorum reads from etcd.
+	etcdGets := func() float64 {
+		return framework.ScrapeAPIServerMetrics(t, cp.RESTConfig(t)).Sum("etcd_requests_total",
+			`operation="get"`, `group="apps"`, `resource="deployments"`)
+	}
+	gets := etcdGets()
+	const changes = 3
+	for i := range changes {
+		replicas := int32(6 + i)
+		changed := dep.DeepCopy()
+		changed.Spec.Replicas = &replicas
+		if err := c.Patch(framework.Context(t, timeout), changed, client.MergeFrom(dep)); err != nil {
+			t.Fatalf("changing the template: %v", err)
+		}
+		dep = changed
+		rb = waitRB(t, c, ns, "nginx-deployment", func(rb *workv1alpha2.ResourceBinding) (bool, string) {
+			return rb.Spec.Replicas == replicas, fmt.Sprintf("replicas %d", rb.Spec.Replicas)
+		})
+	}
+	if got := etcdGets() - gets; got >= changes {
+		t.Errorf("%v reads of Deployments from etcd for %d template changes: the detector's reads of the changed template were not served from the watch cache", got, changes)
+	}
+
 	// A status write to the template (what the executor does) is not a
 	// template change: no binding write.
 	waitIdle(t)
