@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"sync"
 	"time"
@@ -40,8 +41,13 @@ type Writer struct {
 	workers int
 	now     func() time.Time
 	mu      sync.Mutex
-	recent  map[eventKey]time.Time
-	// order holds the keys in the order they were recorded, at most
+	// recent maps the digest of each event written within RepeatWindow
+	// (see digest) to when it was, in Unix nanoseconds: 16 bytes an
+	// event, not the event's strings, so the memory can hold a burst's
+	// worth of events.
+	recent map[uint64]int64
+	seed   maphash.Seed
+	// order holds the records in the order they were written, at most
 	// maxRecent (a ring from head): the oldest record is the one
 	// forgotten when a new one needs room, in constant time.
 	order     []recorded
@@ -55,7 +61,7 @@ type Writer struct {
 type WriterOptions struct {
 	QueueSize int // events waiting to be written; 4,096 by default (about 4 MB)
 	Workers   int // concurrent writes; 4 by default (the client's rate limiter is the real bound)
-	Recent    int // events remembered to drop repeats; 4,096 by default
+	Recent    int // events remembered to drop repeats; 65,536 by default (about 2.5 MB)
 	// Types are the event types to record (Normal, Warning); others are
 	// not written and count as suppressed. Nil records both; empty none.
 	Types []string
@@ -67,11 +73,12 @@ const RepeatWindow = 10 * time.Minute
 // noteLimit is the events.k8s.io/v1 validation limit on note, in bytes.
 const noteLimit = 1024
 
-// recorded is one entry of Writer.order: a key and when it was recorded
-// (a key recorded again later has a newer entry; the older one is stale).
+// recorded is one entry of Writer.order: an event's digest and when it
+// was written (an event written again later has a newer entry; the older
+// one is stale).
 type recorded struct {
-	key eventKey
-	at  time.Time
+	digest uint64
+	at     int64
 }
 
 type eventKey struct {
@@ -98,7 +105,7 @@ func NewWriter(client eventsclient.EventsV1Interface, scheme *runtime.Scheme, op
 		opts.Workers = 4
 	}
 	if opts.Recent <= 0 {
-		opts.Recent = 4096
+		opts.Recent = 1 << 16
 	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {
@@ -112,7 +119,7 @@ func NewWriter(client eventsclient.EventsV1Interface, scheme *runtime.Scheme, op
 		}
 	}
 	return &Writer{client: client, scheme: scheme, host: host, queue: make(chan *eventsv1.Event, opts.QueueSize),
-		workers: opts.Workers, now: time.Now, recent: map[eventKey]time.Time{}, maxRecent: opts.Recent, types: types}
+		workers: opts.Workers, now: time.Now, recent: map[uint64]int64{}, seed: maphash.MakeSeed(), maxRecent: opts.Recent, types: types}
 }
 
 // NeedLeaderElection is false: any process may have events to write.
@@ -229,27 +236,36 @@ func (w *Writer) record(r *writerRecorder, regarding, related runtime.Object, an
 // every remembered key for expired ones on each new event once full, which
 // in a burst of thousands of new templates was most of the time.
 func (w *Writer) repeated(key eventKey, now time.Time) bool {
+	d, at := w.digest(key), now.UnixNano()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if at, ok := w.recent[key]; ok && now.Sub(at) < RepeatWindow {
+	if last, ok := w.recent[d]; ok && at-last < int64(RepeatWindow) {
 		return true
 	}
 	if len(w.order) < w.maxRecent {
-		w.order = append(w.order, recorded{key, now})
+		w.order = append(w.order, recorded{d, at})
 	} else {
 		oldest := w.order[w.head]
-		if at, ok := w.recent[oldest.key]; ok && at.Equal(oldest.at) {
-			delete(w.recent, oldest.key)
+		if last, ok := w.recent[oldest.digest]; ok && last == oldest.at {
+			delete(w.recent, oldest.digest)
 		}
-		w.order[w.head] = recorded{key, now}
+		w.order[w.head] = recorded{d, at}
 		w.head = (w.head + 1) % len(w.order)
 	}
-	w.recent[key] = now
+	w.recent[d] = at
 	return false
 }
 
 func (w *Writer) forget(key eventKey) {
+	d := w.digest(key)
 	w.mu.Lock()
-	delete(w.recent, key)
+	delete(w.recent, d)
 	w.mu.Unlock()
+}
+
+// digest identifies an event by a 64-bit hash of its key, seeded per
+// writer. Two different events with the same digest would make the second
+// a repeat: with 65,536 remembered, about one event in 3×10^14.
+func (w *Writer) digest(key eventKey) uint64 {
+	return maphash.Comparable(w.seed, key)
 }

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,26 @@ func TestWriterForgetsTheOldestFirst(t *testing.T) {
 	}
 }
 
+// By default the writer remembers a burst's worth of events: one written
+// before 10,000 others is still a repeat (decision 11's rule holds past a
+// burst of 1,000 templates' eight events each).
+func TestWriterRemembersABurst(t *testing.T) {
+	w := NewWriter(fake.NewClientset().EventsV1(), clientgoscheme.Scheme, WriterOptions{QueueSize: 20000})
+	rec := w.Recorder("atoll-detector")
+	first := func() {
+		rec.Eventf(template("web"), nil, corev1.EventTypeNormal, ApplyPolicySucceed, "ApplyPolicy", "Apply policy(ns/p) succeed")
+	}
+	first()
+	for i := range 10000 {
+		rec.Eventf(template(fmt.Sprintf("app-%d", i)), nil, corev1.EventTypeNormal, ApplyPolicySucceed, "ApplyPolicy", "Apply policy(ns/p) succeed")
+	}
+	queued := len(w.queue)
+	first()
+	if len(w.queue) != queued {
+		t.Errorf("an event written 10,000 events earlier was written again")
+	}
+}
+
 // --event-types: a type left out is neither queued nor remembered, and
 // counts as suppressed.
 func TestWriterRecordsOnlyItsTypes(t *testing.T) {
@@ -217,11 +238,12 @@ func TestWriterRejectsBadEvents(t *testing.T) {
 }
 
 // BenchmarkRecordWhenFull records distinct events into a writer whose
-// memory of written events is full (4,096, the default), as in a burst of
-// new templates: the cost of deciding that an event is not a repeat. The
-// queue has room for every event (a dropped one is not remembered).
+// memory of written events is full (4,096 here, the default before
+// session 36), as in a burst of new templates: the cost of deciding that
+// an event is not a repeat. The queue has room for every event (a dropped
+// one is not remembered).
 func BenchmarkRecordWhenFull(b *testing.B) {
-	w := NewWriter(fake.NewClientset().EventsV1(), clientgoscheme.Scheme, WriterOptions{QueueSize: 4096 + b.N})
+	w := NewWriter(fake.NewClientset().EventsV1(), clientgoscheme.Scheme, WriterOptions{QueueSize: 4096 + b.N, Recent: 4096})
 	rec := w.Recorder("atoll-executor")
 	for i := range 4096 {
 		rec.Eventf(template("web"), nil, corev1.EventTypeNormal, SyncWorkSucceed, "Sync", "fill %d", i)
