@@ -118,3 +118,20 @@ func waitUnschedulable(t *testing.T, c client.Client, obj client.Object, reason,
 			status.SchedulerObservedGeneration == obj.GetGeneration(), fmt.Sprintf("condition %+v", cond)
 	})
 }
+
+// withHandoff runs the scheduler with a status hand-off that no executor
+// takes (a part waits 3 s once taken up, 6 s while queued), and creates
+// Ready cluster NAME-1 and the binding of Deployment NAME, two replicas,
+// placed on it.
+func withHandoff(t *testing.T, name string) (client.Client, *bindingkind.Handoff, *workv1alpha2.ResourceBinding) {
+	handoff := bindingkind.NewHandoff(3*time.Second, 6*time.Second)
+	framework.StartManager(t, cp.RESTConfig(t), func(ctx context.Context, mgr ctrl.Manager) error {
+		return scheduler.Setup(ctx, mgr, scheduler.Options{Workers: 2, Handoff: handoff})
+	})
+	c := cp.Client(t)
+	createCluster(t, c, readyCluster(name+"-1").Obj())
+	rb := utiltesting.MakeBinding(name+"-deployment", namespace).Resource("apps/v1", "Deployment", name).
+		Replicas(2).Placement(utiltesting.MakePlacement().ClusterNames(name + "-1").Obj()).Obj()
+	framework.CreateAndCleanup(t, c, rb)
+	return c, handoff, rb
+}

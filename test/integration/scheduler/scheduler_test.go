@@ -1,21 +1,17 @@
 package scheduler
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
-	"github.com/atoll-dev/atoll/pkg/scheduler"
-	"github.com/atoll-dev/atoll/pkg/util/bindingkind"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
 	"github.com/atoll-dev/atoll/test/framework"
 )
@@ -232,16 +228,7 @@ func TestRescheduleOnClusterLabels(t *testing.T) {
 // to take it, the scheduler writes a new placement's status itself once
 // the wait for a queued binding ends, so the binding still shows Scheduled.
 func TestStatusHandoffWithoutExecutor(t *testing.T) {
-	handoff := bindingkind.NewHandoff(3*time.Second, 6*time.Second)
-	framework.StartManager(t, cp.RESTConfig(t), func(ctx context.Context, mgr ctrl.Manager) error {
-		return scheduler.Setup(ctx, mgr, scheduler.Options{Workers: 2, Handoff: handoff})
-	})
-	c := cp.Client(t)
-	createCluster(t, c, readyCluster("handoff-1").Obj())
-	rb := utiltesting.MakeBinding("handoff-deployment", namespace).Resource("apps/v1", "Deployment", "handoff").
-		Replicas(2).Placement(utiltesting.MakePlacement().ClusterNames("handoff-1").Obj()).Obj()
-	framework.CreateAndCleanup(t, c, rb)
-
+	c, handoff, rb := withHandoff(t, "handoff")
 	ctx := framework.Context(t, timeout)
 	framework.Eventually(t, timeout, "placement written, its status handed over", func() (bool, string) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
@@ -263,15 +250,7 @@ func TestStatusHandoffWithoutExecutor(t *testing.T) {
 // take it, the scheduler writes it itself once the wait for a queued
 // binding ends, so the binding still shows the generation observed.
 func TestNewGenerationHandedOver(t *testing.T) {
-	handoff := bindingkind.NewHandoff(3*time.Second, 6*time.Second)
-	framework.StartManager(t, cp.RESTConfig(t), func(ctx context.Context, mgr ctrl.Manager) error {
-		return scheduler.Setup(ctx, mgr, scheduler.Options{Workers: 2, Handoff: handoff})
-	})
-	c := cp.Client(t)
-	createCluster(t, c, readyCluster("regen-1").Obj())
-	rb := utiltesting.MakeBinding("regen-deployment", namespace).Resource("apps/v1", "Deployment", "regen").
-		Replicas(2).Placement(utiltesting.MakePlacement().ClusterNames("regen-1").Obj()).Obj()
-	framework.CreateAndCleanup(t, c, rb)
+	c, handoff, rb := withHandoff(t, "regen")
 	waitScheduled(t, c, rb, "regen-1:2")
 	observed := rb.Generation
 
