@@ -142,6 +142,8 @@ func BenchmarkPropagation1000(b *testing.B) {
 // then a rollout: every burst template's pod template changed at once
 // (rollout-member-objects/s, rollout-p50-s, rollout-p99-s,
 // rollout-cp-requests/template, rollout-409s/template; see rollout).
+// Last, after the direct baseline, the burst's templates are deleted
+// (deletion-* figures; see deletion).
 //
 //	ATOLL_BIN=$PWD/bin/atoll go test -run '^$' -bench PropagationAPIOnly -benchtime 1x -timeout 30m ./bench/ -v
 //
@@ -185,6 +187,11 @@ func runPropagation(b *testing.B, sc propScenario) {
 		b.ReportMetric(sum.rollout.p99/n, "rollout-p99-s")
 		b.ReportMetric(sum.rollout.requestsPerTemplate/n, "rollout-cp-requests/template")
 		b.ReportMetric(sum.rollout.conflictsPerTemplate/n, "rollout-409s/template")
+		b.ReportMetric(sum.deletion.objectsPerSec/n, "deletion-member-objects/s")
+		b.ReportMetric(sum.deletion.p50/n, "deletion-p50-s")
+		b.ReportMetric(sum.deletion.p99/n, "deletion-p99-s")
+		b.ReportMetric(sum.deletion.requestsPerTemplate/n, "deletion-cp-requests/template")
+		b.ReportMetric(sum.deletion.conflictsPerTemplate/n, "deletion-409s/template")
 	}
 }
 
@@ -197,9 +204,11 @@ type propResult struct {
 	directPerSec                               float64
 	singleP50, singleP99                       float64
 	rollout                                    rolloutResult
+	deletion                                   rolloutResult
 }
 
-// rolloutResult is what the rollout phase measured.
+// rolloutResult is what the rollout phase (and the deletion phase)
+// measured.
 type rolloutResult struct {
 	objectsPerSec, p50, p99                   float64
 	requestsPerTemplate, conflictsPerTemplate float64
@@ -223,6 +232,11 @@ func (s *propResult) add(r propResult) {
 	s.rollout.p99 += r.rollout.p99
 	s.rollout.requestsPerTemplate += r.rollout.requestsPerTemplate
 	s.rollout.conflictsPerTemplate += r.rollout.conflictsPerTemplate
+	s.deletion.objectsPerSec += r.deletion.objectsPerSec
+	s.deletion.p50 += r.deletion.p50
+	s.deletion.p99 += r.deletion.p99
+	s.deletion.requestsPerTemplate += r.deletion.requestsPerTemplate
+	s.deletion.conflictsPerTemplate += r.deletion.conflictsPerTemplate
 }
 
 func runPropagationScenario(b *testing.B, sc propScenario) propResult {
@@ -426,6 +440,9 @@ func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 	// Baseline: the same member objects created straight into the members.
 	res.directPerSec = directBaseline(ctx, b, cp)
 	b.Logf("direct creation into the members: %.1f objects/s (atoll reached %.0f%% of it)", res.directPerSec, 100*res.memberObjectsPerSec/res.directPerSec)
+	if sc.apiOnly {
+		res.deletion = deletion(ctx, b, cp)
+	}
 	b.Logf("load average at end: %s", loadAvg())
 
 	if err := cp.Stop(); err != nil {
@@ -1325,6 +1342,93 @@ func rollout(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs 
 	res.requestsPerTemplate = (delta.sum(nil) - propTemplates) / propTemplates
 	res.conflictsPerTemplate = delta.sum(func(k requestKey) bool { return k.code == "409" }) / propTemplates
 	b.Logf("rollout: %d member Deployments changed within %v of the first PATCH: %.1f/s; latency p50 %.2fs p99 %.2fs; %.2f control-plane requests per template besides its PATCH (%.2f of them 409s); by verb/resource:\n%s",
+		total, last.Sub(start).Round(time.Millisecond), res.objectsPerSec, res.p50, res.p99, res.requestsPerTemplate, res.conflictsPerTemplate, delta.table(nil, 25))
+	return res
+}
+
+// deletion deletes the burst's templates (16 clients) and measures how
+// the withdrawal reaches the members, as rollout measures a change: member
+// objects/s from the first DELETE to the last member Deployment gone, p50
+// and p99 per member object from its template's DELETE, and the control
+// plane's requests until 5 s without a write, less the benchmark's own
+// DELETEs, per template. It runs last: the members then also hold the
+// direct baseline's Deployments, in another namespace, which stay.
+func deletion(ctx context.Context, b *testing.B, cp *framework.ControlPlane) rolloutResult {
+	var res rolloutResult
+	admin := kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
+	gone := make([][]time.Time, len(propMembers)) // [member][template]
+	var mu sync.Mutex
+	n := 0
+	stop := make(chan struct{})
+	defer close(stop)
+	for m, name := range propMembers {
+		gone[m] = make([]time.Time, propTemplates)
+		f := informers.NewSharedInformerFactoryWithOptions(clientWithLimits(b, cp.MemberConfig(b, name)), 0, informers.WithNamespace(propNamespace))
+		inf := f.Apps().V1().Deployments().Informer()
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+			now := time.Now()
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			d, ok := obj.(*appsv1.Deployment)
+			if !ok {
+				return
+			}
+			i, err := strconv.Atoi(strings.TrimPrefix(d.Name, "app-"))
+			if err != nil || i < 0 || i >= propTemplates {
+				return
+			}
+			mu.Lock()
+			if gone[m][i].IsZero() {
+				gone[m][i] = now
+				n++
+			}
+			mu.Unlock()
+		}}); err != nil {
+			b.Fatal(err)
+		}
+		f.Start(stop)
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				b.Fatalf("informer %v on %s did not sync", typ, name)
+			}
+		}
+	}
+	before, err := scrapeRequests(ctx, admin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	deletedAt := createInParallel(ctx, b, cp.RESTConfig(b), propTemplates, func(cs kubernetes.Interface, i int) error {
+		return cs.AppsV1().Deployments(propNamespace).Delete(ctx, templateName(i), metav1.DeleteOptions{})
+	})
+	total := propTemplates * len(propMembers)
+	framework.Eventually(b, 10*time.Minute, "every member Deployment withdrawn", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return n == total, fmt.Sprintf("%d of %d member Deployments gone", n, total)
+	})
+	var last time.Time
+	lat := make([]float64, 0, total)
+	mu.Lock()
+	for m := range propMembers {
+		for i := range propTemplates {
+			last = latest(last, gone[m][i])
+			lat = append(lat, gone[m][i].Sub(deletedAt[i]).Seconds())
+		}
+	}
+	mu.Unlock()
+	res.objectsPerSec = float64(total) / last.Sub(start).Seconds()
+	sort.Float64s(lat)
+	res.p50, res.p99 = percentile(lat, 0.50), percentile(lat, 0.99)
+	_, after, idle := waitWriteIdle(ctx, b, admin, start, 5*time.Second, 0, 10*time.Minute, nil)
+	if !idle {
+		b.Logf("WARNING: the deletion had not settled after 10m")
+	}
+	delta := after.minus(before)
+	res.requestsPerTemplate = (delta.sum(nil) - propTemplates) / propTemplates
+	res.conflictsPerTemplate = delta.sum(func(k requestKey) bool { return k.code == "409" }) / propTemplates
+	b.Logf("deletion: %d member Deployments withdrawn within %v of the first DELETE: %.1f/s; latency p50 %.2fs p99 %.2fs; %.2f control-plane requests per template besides its DELETE (%.2f of them 409s); by verb/resource:\n%s",
 		total, last.Sub(start).Round(time.Millisecond), res.objectsPerSec, res.p50, res.p99, res.requestsPerTemplate, res.conflictsPerTemplate, delta.table(nil, 25))
 	return res
 }
