@@ -203,13 +203,13 @@ type propResult struct {
 	restartMemberChanged                       float64
 	directPerSec                               float64
 	singleP50, singleP99                       float64
-	rollout                                    rolloutResult
-	deletion                                   rolloutResult
+	rollout                                    waveResult
+	deletion                                   waveResult
 }
 
-// rolloutResult is what the rollout phase (and the deletion phase)
-// measured.
-type rolloutResult struct {
+// waveResult is what a wave measured: the rollout, or the deletion
+// (measureWave).
+type waveResult struct {
 	objectsPerSec, p50, p99                   float64
 	requestsPerTemplate, conflictsPerTemplate float64
 }
@@ -1303,8 +1303,7 @@ const rolloutAnnotation = "bench.atoll.dev/rollout"
 // PATCH, and the control plane's requests until 5 s without a write, less
 // the benchmark's own PATCHes, per template (and how many of them were
 // 409 conflicts).
-func rollout(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs *memberObserver) rolloutResult {
-	var res rolloutResult
+func rollout(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs *memberObserver) waveResult {
 	admin := kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
 	before, err := scrapeRequests(ctx, admin)
 	if err != nil {
@@ -1322,13 +1321,27 @@ func rollout(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs 
 		n := obs.rolledCount()
 		return n == total, fmt.Sprintf("%d of %d member Deployments show the change", n, total)
 	})
+	return measureWave(ctx, b, admin, "rollout", start, patchedAt, before, obs.rolledAt)
+}
+
+// measureWave sums up a wave: the benchmark sent one request (issued[i]
+// is when it returned) to every burst template from start, each member
+// copy of template i in member m reached the wave's state at at(m, i),
+// and before were the control plane's request counts just before it. It
+// waits for 5 s without a control-plane write and reports member objects/s,
+// latency and the control plane's requests per template besides the
+// benchmark's own.
+func measureWave(ctx context.Context, b *testing.B, admin kubernetes.Interface, name string, start time.Time, issued []time.Time,
+	before requestCounts, at func(m, i int) time.Time) waveResult {
+	var res waveResult
+	total := propTemplates * len(propMembers)
 	var last time.Time
 	lat := make([]float64, 0, total)
 	for m := range propMembers {
 		for i := range propTemplates {
-			t := obs.rolledAt(m, i)
+			t := at(m, i)
 			last = latest(last, t)
-			lat = append(lat, t.Sub(patchedAt[i]).Seconds())
+			lat = append(lat, t.Sub(issued[i]).Seconds())
 		}
 	}
 	res.objectsPerSec = float64(total) / last.Sub(start).Seconds()
@@ -1336,13 +1349,13 @@ func rollout(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs 
 	res.p50, res.p99 = percentile(lat, 0.50), percentile(lat, 0.99)
 	_, after, idle := waitWriteIdle(ctx, b, admin, start, 5*time.Second, 0, 10*time.Minute, nil)
 	if !idle {
-		b.Logf("WARNING: the rollout had not settled after 10m")
+		b.Logf("WARNING: the %s had not settled after 10m", name)
 	}
 	delta := after.minus(before)
 	res.requestsPerTemplate = (delta.sum(nil) - propTemplates) / propTemplates
 	res.conflictsPerTemplate = delta.sum(func(k requestKey) bool { return k.code == "409" }) / propTemplates
-	b.Logf("rollout: %d member Deployments changed within %v of the first PATCH: %.1f/s; latency p50 %.2fs p99 %.2fs; %.2f control-plane requests per template besides its PATCH (%.2f of them 409s); by verb/resource:\n%s",
-		total, last.Sub(start).Round(time.Millisecond), res.objectsPerSec, res.p50, res.p99, res.requestsPerTemplate, res.conflictsPerTemplate, delta.table(nil, 25))
+	b.Logf("%s: all %d member Deployments within %v of the first request: %.1f/s; latency p50 %.2fs p99 %.2fs; %.2f control-plane requests per template besides the benchmark's (%.2f of them 409s); by verb/resource:\n%s",
+		name, total, last.Sub(start).Round(time.Millisecond), res.objectsPerSec, res.p50, res.p99, res.requestsPerTemplate, res.conflictsPerTemplate, delta.table(nil, 25))
 	return res
 }
 
@@ -1353,8 +1366,7 @@ func rollout(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs 
 // plane's requests until 5 s without a write, less the benchmark's own
 // DELETEs, per template. It runs last: the members then also hold the
 // direct baseline's Deployments, in another namespace, which stay.
-func deletion(ctx context.Context, b *testing.B, cp *framework.ControlPlane) rolloutResult {
-	var res rolloutResult
+func deletion(ctx context.Context, b *testing.B, cp *framework.ControlPlane) waveResult {
 	admin := kubernetes.NewForConfigOrDie(cp.RESTConfig(b))
 	gone := make([][]time.Time, len(propMembers)) // [member][template]
 	var mu sync.Mutex
@@ -1408,29 +1420,11 @@ func deletion(ctx context.Context, b *testing.B, cp *framework.ControlPlane) rol
 		defer mu.Unlock()
 		return n == total, fmt.Sprintf("%d of %d member Deployments gone", n, total)
 	})
-	var last time.Time
-	lat := make([]float64, 0, total)
-	mu.Lock()
-	for m := range propMembers {
-		for i := range propTemplates {
-			last = latest(last, gone[m][i])
-			lat = append(lat, gone[m][i].Sub(deletedAt[i]).Seconds())
-		}
-	}
-	mu.Unlock()
-	res.objectsPerSec = float64(total) / last.Sub(start).Seconds()
-	sort.Float64s(lat)
-	res.p50, res.p99 = percentile(lat, 0.50), percentile(lat, 0.99)
-	_, after, idle := waitWriteIdle(ctx, b, admin, start, 5*time.Second, 0, 10*time.Minute, nil)
-	if !idle {
-		b.Logf("WARNING: the deletion had not settled after 10m")
-	}
-	delta := after.minus(before)
-	res.requestsPerTemplate = (delta.sum(nil) - propTemplates) / propTemplates
-	res.conflictsPerTemplate = delta.sum(func(k requestKey) bool { return k.code == "409" }) / propTemplates
-	b.Logf("deletion: %d member Deployments withdrawn within %v of the first DELETE: %.1f/s; latency p50 %.2fs p99 %.2fs; %.2f control-plane requests per template besides its DELETE (%.2f of them 409s); by verb/resource:\n%s",
-		total, last.Sub(start).Round(time.Millisecond), res.objectsPerSec, res.p50, res.p99, res.requestsPerTemplate, res.conflictsPerTemplate, delta.table(nil, 25))
-	return res
+	return measureWave(ctx, b, admin, "deletion", start, deletedAt, before, func(m, i int) time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return gone[m][i]
+	})
 }
 
 // latest is the later of a and t.
