@@ -222,39 +222,38 @@ func TestExecutorWillWrite(t *testing.T) {
 	fullyApplied := func(generation int64) []metav1.Condition {
 		return []metav1.Condition{{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, ObservedGeneration: generation}}
 	}
-	placed := func() *workv1alpha2.ResourceBinding {
+	// placed is a placed binding at generation 3 that scheduler and
+	// executor last wrote at 2, changed by mutate (when set).
+	placed := func(mutate func(*workv1alpha2.ResourceBinding)) *workv1alpha2.ResourceBinding {
 		b := utiltesting.MakeBinding("web", "ns").Generation(3).TargetCluster("m1", 1).Obj()
 		b.Status.SchedulerObservedGeneration = 2
 		b.Status.Conditions = fullyApplied(2)
+		if mutate != nil {
+			mutate(b)
+		}
 		return b
 	}
 	cases := map[string]struct {
-		binding                    *workv1alpha2.ResourceBinding
+		mutate                     func(*workv1alpha2.ResourceBinding)
 		hasPending, wroteSomething bool
 		want                       bool
 	}{
-		"a template change of a placed binding": {binding: placed(), want: true},
-		"the generation observed already": {binding: func() *workv1alpha2.ResourceBinding {
-			b := placed()
+		"a template change of a placed binding": {want: true},
+		"the generation observed already": {mutate: func(b *workv1alpha2.ResourceBinding) {
 			b.Status.SchedulerObservedGeneration = 3
-			return b
-		}()},
-		"the executor wrote this generation first": {binding: func() *workv1alpha2.ResourceBinding {
-			b := placed()
+		}},
+		"the executor wrote this generation first": {mutate: func(b *workv1alpha2.ResourceBinding) {
 			b.Status.Conditions = fullyApplied(3)
-			return b
-		}()},
-		"nothing placed: the executor waits for a placement": {binding: func() *workv1alpha2.ResourceBinding {
-			b := placed()
+		}},
+		"nothing placed: the executor waits for a placement": {mutate: func(b *workv1alpha2.ResourceBinding) {
 			b.Spec.Clusters = nil
-			return b
-		}()},
-		"a part already pending":                     {binding: placed(), hasPending: true},
-		"the attempt wrote a target or tasks itself": {binding: placed(), wroteSomething: true},
+		}},
+		"a part already pending":                     {hasPending: true},
+		"the attempt wrote a target or tasks itself": {wroteSomething: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			b := tc.binding
+			b := placed(tc.mutate)
 			if got := executorWillWrite(b, &b.Spec, &b.Status, tc.hasPending, tc.wroteSomething); got != tc.want {
 				t.Errorf("executorWillWrite = %v, want %v", got, tc.want)
 			}

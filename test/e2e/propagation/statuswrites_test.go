@@ -45,20 +45,25 @@ func TestOneStatusWritePerPlacement(t *testing.T) {
 		utiltesting.MakeDeployment("web", ns).Replicas(3).Obj(),
 	)
 	name := names.BindingName("Deployment", "web")
+	// next is the binding's next event; failure says why the test stops
+	// when none comes in time.
+	next := func(failure func() string) (watch.EventType, *workv1alpha2.ResourceBinding) {
+		for {
+			select {
+			case ev := <-w.ResultChan():
+				if rb, ok := ev.Object.(*workv1alpha2.ResourceBinding); ok && rb.Name == name {
+					return ev.Type, rb
+				}
+			case <-ctx.Done():
+				t.Fatal(failure())
+			}
+		}
+	}
 	var statuses []string // each distinct status the binding showed
 	var placedGen int64   // the binding's generation once placed and applied
 	var last string
 	for {
-		var ev watch.Event
-		select {
-		case ev = <-w.ResultChan():
-		case <-ctx.Done():
-			t.Fatalf("binding %s not fully applied; statuses seen:\n%v", name, statuses)
-		}
-		rb, ok := ev.Object.(*workv1alpha2.ResourceBinding)
-		if !ok || rb.Name != name {
-			continue
-		}
+		_, rb := next(func() string { return fmt.Sprintf("binding %s not fully applied; statuses seen:\n%v", name, statuses) })
 		s := statusString(&rb.Status)
 		if s != last && s != "" {
 			statuses = append(statuses, s)
@@ -98,14 +103,10 @@ func TestOneStatusWritePerPlacement(t *testing.T) {
 	var changed int64 // the binding's generation once the detector recorded the change
 	writes := 0       // status writes of that generation
 	for {
-		var ev watch.Event
-		select {
-		case ev = <-w.ResultChan():
-		case <-ctx.Done():
-			t.Fatalf("binding %s: the template change was not observed by scheduler and executor (generation %d)", name, changed)
-		}
-		rb, ok := ev.Object.(*workv1alpha2.ResourceBinding)
-		if !ok || rb.Name != name || ev.Type != watch.Modified {
+		typ, rb := next(func() string {
+			return fmt.Sprintf("binding %s: the template change was not observed by scheduler and executor (generation %d)", name, changed)
+		})
+		if typ != watch.Modified {
 			continue
 		}
 		if changed == 0 {
