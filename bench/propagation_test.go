@@ -526,6 +526,13 @@ func createPolicy(ctx context.Context, b *testing.B, c client.Client, pp *policy
 
 func templateName(i int) string { return fmt.Sprintf("app-%04d", i) }
 
+// templateIndex is templateName's inverse: the i of a burst or single
+// template's name (or of its member copy's), false for any other name.
+func templateIndex(name string) (int, bool) {
+	i, err := strconv.Atoi(strings.TrimPrefix(name, "app-"))
+	return i, err == nil && i >= 0 && i < propTemplates+propSingles
+}
+
 func benchDeployment(ns, name string, replicas int32) *appsv1.Deployment {
 	podLabels := map[string]string{"app": name}
 	return &appsv1.Deployment{
@@ -625,8 +632,8 @@ func (o *memberObserver) observe(m int, obj any) {
 	if !ok {
 		return
 	}
-	i, err := strconv.Atoi(strings.TrimPrefix(d.Name, "app-"))
-	if err != nil || i < 0 || i >= propTemplates+propSingles {
+	i, ok := templateIndex(d.Name)
+	if !ok {
 		return
 	}
 	o.mu.Lock()
@@ -1140,8 +1147,8 @@ func (o *bindingObserver) start(ctx context.Context) {
 		if !ok {
 			return
 		}
-		i, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(u.GetName(), "app-"), "-deployment"))
-		if err != nil || i < 0 || i >= propTemplates {
+		i, ok := templateIndex(strings.TrimSuffix(u.GetName(), "-deployment"))
+		if !ok || i >= propTemplates {
 			return
 		}
 		clusters, _, _ := unstructured.NestedSlice(u.Object, "spec", "clusters")
@@ -1386,8 +1393,8 @@ func deletion(ctx context.Context, b *testing.B, cp *framework.ControlPlane) wav
 			if !ok {
 				return
 			}
-			i, err := strconv.Atoi(strings.TrimPrefix(d.Name, "app-"))
-			if err != nil || i < 0 || i >= propTemplates {
+			i, ok := templateIndex(d.Name)
+			if !ok || i >= propTemplates { // the singles stay
 				return
 			}
 			mu.Lock()
