@@ -187,16 +187,22 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 		return reconcile.Result{}, nil
 	}
 	var errs []error
-	withdrawals, kept := planWithdrawals(r.reached.of(key, status), targets, spec, keepsData(b, gk), suspended, unavailable)
-	for _, cluster := range withdrawals {
-		if err := r.withdraw(ctx, b, spec, cluster, template); err != nil {
+	var withdrawn withdrawals
+	leaving, kept := planWithdrawals(r.reached.of(key, status), targets, spec, keepsData(b, gk), suspended, unavailable)
+	for _, cluster := range leaving {
+		deleted, err := r.withdraw(ctx, b, spec, cluster, template)
+		if err != nil {
 			r.unresponsive.observe(cluster, err)
 			errs = append(errs, err)
 			kept[cluster] = "withdrawal pending" // keep tracking it until gone
 			continue
 		}
+		if deleted {
+			withdrawn.add(cluster)
+		}
 		r.reached.forget(key, cluster)
 	}
+	withdrawn.record(r, b, spec)
 
 	sum := summarize(status, results, kept, len(spec.Clusters), b.GetGeneration())
 	newStatus := sum.status

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,52 +31,77 @@ import (
 // object that carries this binding's ownership record is touched. One that
 // atoll took over from someone else (conflictResolution Overwrite), or that
 // the binding preserves on deletion, is handed back: atoll's marks are
-// removed and the object stays.
-func (r *reconciler) withdraw(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string, template *unstructured.Unstructured) error {
+// removed and the object stays. deleted reports whether the object was
+// deleted; the caller records it (withdrawals.record).
+func (r *reconciler) withdraw(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
+	template *unstructured.Unstructured) (deleted bool, err error) {
 	return r.withdrawOrHandBack(ctx, b, spec, cluster, template, false)
 }
 
 // withdrawOrHandBack is withdraw, handing the object back instead of
 // deleting it when handBack is set.
 func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string,
-	template *unstructured.Unstructured, handBack bool) error {
+	template *unstructured.Unstructured, handBack bool) (deleted bool, err error) {
 	member, err := r.cc.Member(ctx, cluster)
 	if apierrors.IsNotFound(err) {
-		return nil // the cluster itself is gone
+		return false, nil // the cluster itself is gone
 	}
 	if err != nil {
-		return fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
+		return false, fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
 	}
 	gvk := template.GroupVersionKind()
 	mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return nil // the member does not serve the kind: nothing there
+		return false, nil // the member does not serve the kind: nothing there
 	}
 	ri := member.Dynamic.Resource(mapping.Resource).Namespace(template.GetNamespace())
 	existing, err := ri.Get(ctx, template.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
+		return false, fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
 	}
 	if !r.ownedBy(b, existing) {
-		return nil // not ours: never touch what atoll did not create
+		return false, nil // not ours: never touch what atoll did not create
 	}
 	preserve := spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion
 	if handBack || preserve || ownership.HandedOver(existing) {
-		return r.handBack(ctx, b, ri, existing, cluster)
+		return false, r.handBack(ctx, b, ri, existing, cluster)
 	}
 	if keep, err := r.guardDeletion(ctx, b, member, ri, existing, cluster); err != nil || keep {
-		return err
+		return false, err
 	}
 	uid := existing.GetUID()
 	err = ri.Delete(ctx, template.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("withdrawing %s from cluster %s: %w", klog.KObj(existing), cluster, err)
+		return false, fmt.Errorf("withdrawing %s from cluster %s: %w", klog.KObj(existing), cluster, err)
 	}
-	r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "Withdrawn", "Withdraw", "Deleted %s %s from cluster %s", gvk.Kind, klog.KObj(existing), cluster)
-	return nil
+	klog.FromContext(ctx).V(1).Info("Withdrew a member object", "binding", klog.KObj(b), "cluster", cluster,
+		"kind", gvk.Kind, "object", klog.KObj(existing))
+	return true, nil
+}
+
+// withdrawals are the clusters one pass over a binding deleted its object
+// from. They make one Withdrawn event per pass, not one per cluster:
+// deleting a template placed on 50 clusters is one event write, not 50
+// (issue 14: no write storms).
+type withdrawals struct {
+	clusters []string
+}
+
+// add notes that the object was deleted from cluster.
+func (w *withdrawals) add(cluster string) { w.clusters = append(w.clusters, cluster) }
+
+// record writes the pass's Withdrawn event on b, naming the clusters in
+// order, if anything was deleted.
+func (w *withdrawals) record(r *reconciler, b client.Object, spec *workv1alpha2.ResourceBindingSpec) {
+	if len(w.clusters) == 0 {
+		return
+	}
+	slices.Sort(w.clusters)
+	r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "Withdrawn", "Withdraw", "Deleted %s %s from cluster(s) %s",
+		spec.Resource.Kind, klog.KRef(spec.Resource.Namespace, spec.Resource.Name), strings.Join(w.clusters, ", "))
 }
 
 // errContentsLeft: a member CRD or Namespace waits for the objects atoll
@@ -242,6 +269,8 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 	template.SetKind(spec.Resource.Kind)
 	template.SetNamespace(spec.Resource.Namespace)
 	template.SetName(spec.Resource.Name)
+	var withdrawn withdrawals
+	defer withdrawn.record(r, b, spec) // also what was deleted before an error
 	for c := range clusters {
 		if why := r.notReady(ctx, c); why != "" {
 			// A dead member does not hold the binding (and so the
@@ -252,8 +281,12 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 			}
 			continue
 		}
-		if err := r.withdrawOrHandBack(ctx, b, spec, c, template, handBack); err != nil {
+		deleted, err := r.withdrawOrHandBack(ctx, b, spec, c, template, handBack)
+		if err != nil {
 			return reconcile.Result{}, err
+		}
+		if deleted {
+			withdrawn.add(c)
 		}
 	}
 	// b may be the cache's object: the finalizer comes off a copy.

@@ -220,6 +220,13 @@ func TestUpdateDriftAndDeletion(t *testing.T) {
 		_, err2 := world.MemberClientset(t, "member2").AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{})
 		return apierrors.IsNotFound(err1) && apierrors.IsNotFound(err2), fmt.Sprintf("%v / %v", err1, err2)
 	})
+	// One event for the whole withdrawal, naming every cluster, not one
+	// event write per cluster.
+	want := "Deleted Deployment lifecycle/nginx from cluster(s) member1, member2"
+	waitEvent(ctx, t, c, ns, "nginx-deployment", "Withdrawn", want)
+	if msgs, err := framework.EventMessages(ctx, c, ns, "nginx-deployment", "Withdrawn"); err != nil || len(msgs) != 1 {
+		t.Fatalf("Withdrawn events on the binding: %q (%v), want only %q", msgs, err, want)
+	}
 }
 
 // TestPreserveResourcesOnDeletion keeps member objects when the template goes.
