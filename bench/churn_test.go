@@ -3,8 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -52,11 +55,13 @@ const (
 //     by default; ATOLL_BENCH_CHURN_WINDOW overrides it), target at most 1;
 //   - window-violations: two status writes of one binding closer than the
 //     window whose second is not an urgent change (clusters, Applied,
-//     Health, FullyApplied); 0 expected.
+//     Health, FullyApplied, an observed generation); 0 expected.
 //
 // Run it with:
 //
 //	ATOLL_BIN=$PWD/bin/atoll go test -run '^$' -bench StatusChurn -benchtime 1x -timeout 40m ./bench/ -v
+//
+// ATOLL_BENCH_ARGS adds `atoll up` flags (space-separated).
 func BenchmarkStatusChurn(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		runStatusChurn(b)
@@ -70,6 +75,7 @@ func runStatusChurn(b *testing.B) {
 		window = v
 		args = append(args, "--binding-status-coalesce-window="+v.String())
 	}
+	args = append(args, strings.Fields(os.Getenv("ATOLL_BENCH_ARGS"))...) // more `atoll up` flags, as for W1
 	cp := framework.StartControlPlane(b, framework.Options{Members: 2, Args: args})
 	ctx := framework.Context(b, 35*time.Minute)
 	c := cp.Client(b)
@@ -106,7 +112,7 @@ func runStatusChurn(b *testing.B) {
 		b.Fatal(err)
 	}
 	elapsed := time.Since(start)
-	changes, bindingWrites, violations, perBinding := obs.end(window)
+	changes, bindingWrites, violations, perBinding := obs.end(b, window)
 
 	delta := after.minus(before)
 	writes := delta.sum(func(k requestKey) bool { return isCountedWrite(k) && k.resource != "events" })
@@ -143,8 +149,11 @@ type churnObserver struct {
 }
 
 type statusWrite struct {
-	at     time.Time
-	urgent bool
+	at         time.Time
+	urgent     bool
+	generation int64
+	// what names the parts of the status that changed (statusChanges).
+	what string
 }
 
 func newChurnObserver() *churnObserver {
@@ -212,7 +221,8 @@ func (o *churnObserver) watchBindings(ctx context.Context, b *testing.B, cp *fra
 		if equality.Semantic.DeepEqual(oldStatus, newStatus) {
 			return
 		}
-		w := statusWrite{at: time.Now(), urgent: urgentItems(oldStatus) != urgentItems(newStatus)}
+		w := statusWrite{at: time.Now(), urgent: urgentItems(oldStatus) != urgentItems(newStatus),
+			generation: nu.GetGeneration(), what: statusChanges(oldStatus, newStatus)}
 		o.mu.Lock()
 		if o.counting {
 			o.writes[nu.GetName()] = append(o.writes[nu.GetName()], w)
@@ -229,10 +239,13 @@ func (o *churnObserver) watchBindings(ctx context.Context, b *testing.B, cp *fra
 	}
 }
 
-// urgentItems is what of a binding status the executor writes at once: the
-// clusters with Applied and Health, and FullyApplied's status.
+// urgentItems is what of a binding status is written at once, not
+// coalesced: the clusters with Applied and Health, FullyApplied's status,
+// and the generations the scheduler and the conditions observed (the
+// answer to a spec change, such as the replicas syncer's, is not runtime
+// status).
 func urgentItems(status map[string]any) string {
-	out := ""
+	out := fmt.Sprintf("%v;", status["schedulerObservedGeneration"])
 	items, _, _ := unstructured.NestedSlice(status, "aggregatedStatus")
 	for _, it := range items {
 		m, _ := it.(map[string]any)
@@ -241,6 +254,7 @@ func urgentItems(status map[string]any) string {
 	conds, _, _ := unstructured.NestedSlice(status, "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
+		out += fmt.Sprintf("%v@%v;", m["type"], m["observedGeneration"])
 		if m["type"] == "FullyApplied" {
 			out += fmt.Sprint(m["status"])
 		}
@@ -248,15 +262,74 @@ func urgentItems(status map[string]any) string {
 	return out
 }
 
+// statusChanges names what differs between two binding statuses: the
+// top-level fields, conditions by type and aggregated items by cluster
+// and field.
+func statusChanges(oldStatus, newStatus map[string]any) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(mergeKeys(oldStatus, newStatus))) {
+		if equality.Semantic.DeepEqual(oldStatus[k], newStatus[k]) {
+			continue
+		}
+		switch k {
+		case "conditions":
+			out = append(out, "conditions["+strings.Join(changedItems(oldStatus[k], newStatus[k], "type"), ",")+"]")
+		case "aggregatedStatus":
+			out = append(out, "aggregatedStatus["+strings.Join(changedItems(oldStatus[k], newStatus[k], "clusterName"), ",")+"]")
+		default:
+			out = append(out, k)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// changedItems names the items of two lists of objects, identified by
+// their field key, that differ, with the fields that do (name.field).
+func changedItems(oldList, newList any, key string) []string {
+	byKey := func(l any) map[string]map[string]any {
+		m := map[string]map[string]any{}
+		items, _ := l.([]any)
+		for _, it := range items {
+			if o, ok := it.(map[string]any); ok {
+				m[fmt.Sprint(o[key])] = o
+			}
+		}
+		return m
+	}
+	o, n := byKey(oldList), byKey(newList)
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(mergeKeys(o, n))) {
+		for _, f := range slices.Sorted(maps.Keys(mergeKeys(o[name], n[name]))) {
+			if !equality.Semantic.DeepEqual(o[name][f], n[name][f]) {
+				out = append(out, name+"."+f)
+			}
+		}
+	}
+	return out
+}
+
+// mergeKeys is the union of two maps' keys.
+func mergeKeys[V any](a, b map[string]V) map[string]bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return keys
+}
+
 // end stops counting and returns the member status changes, the binding
 // status writes, how many came closer than window after the previous one
-// without an urgent change, and the writes per binding per window.
-func (o *churnObserver) end(window time.Duration) (changes, writes, violations int, perBindingWindow float64) {
+// without an urgent change, and the writes per binding per window. The
+// first violations are logged with what each of the two writes changed.
+func (o *churnObserver) end(b *testing.B, window time.Duration) (changes, writes, violations int, perBindingWindow float64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.counting = false
 	var first, last time.Time
-	for _, ws := range o.writes {
+	for name, ws := range o.writes {
 		sort.Slice(ws, func(i, j int) bool { return ws[i].at.Before(ws[j].at) })
 		for i, w := range ws {
 			writes++
@@ -270,6 +343,11 @@ func (o *churnObserver) end(window time.Duration) (changes, writes, violations i
 			// executor makes them, and not always equally late.
 			if i > 0 && !w.urgent && w.at.Sub(ws[i-1].at) < window-200*time.Millisecond {
 				violations++
+				if violations <= 10 {
+					p := ws[i-1]
+					b.Logf("window violation: %s written %v after its previous write: generation %d → %d; before: %s; then: %s",
+						name, w.at.Sub(p.at).Round(time.Millisecond), p.generation, w.generation, p.what, w.what)
+				}
 			}
 		}
 	}

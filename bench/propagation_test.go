@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -392,6 +393,8 @@ func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 	}
 	res.rssMB = rss
 	b.Logf("VmRSS of atoll up (supervisor + control-plane process: etcd + kube-apiserver + controllers): %.0f MB; members: %s", rss, memberRSS(cp))
+	events := eventResults(b, metricsAddr)
+	b.Logf("events during the burst, per template: %s", events.perTemplate(nil))
 	if profiled != nil {
 		<-profiled
 		saveProfile(b, pprofAddr, "heap", filepath.Join(pprofDir, "heap-settled.pprof"))
@@ -399,6 +402,7 @@ func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 	if sc.apiOnly {
 		res.singleP50, res.singleP99 = singleTemplateLatency(ctx, b, cp, obs)
 		res.rollout = rollout(ctx, b, cp, obs)
+		b.Logf("events during the single templates and the rollout, per template: %s", eventResults(b, metricsAddr).perTemplate(events))
 	}
 
 	// Restart with the templates present.
@@ -441,7 +445,9 @@ func runPropagationScenario(b *testing.B, sc propScenario) propResult {
 	res.directPerSec = directBaseline(ctx, b, cp)
 	b.Logf("direct creation into the members: %.1f objects/s (atoll reached %.0f%% of it)", res.directPerSec, 100*res.memberObjectsPerSec/res.directPerSec)
 	if sc.apiOnly {
+		events := eventResults(b, metricsAddr) // the restarted process's
 		res.deletion = deletion(ctx, b, cp)
+		b.Logf("events during the deletion, per template: %s", eventResults(b, metricsAddr).perTemplate(events))
 	}
 	b.Logf("load average at end: %s", loadAvg())
 
@@ -1468,23 +1474,71 @@ func saveProfile(b *testing.B, addr, what, file string) {
 	b.Logf("profile %s written to %s", what, file)
 }
 
+// eventCounts are atoll_events_total's samples by result (written,
+// repeated, dropped, ...) in one controller process.
+type eventCounts map[string]float64
+
+// eventResults reads atoll_events_total from the controllers' /metrics on
+// addr: which of the events the controllers recorded were written, and
+// which not (a repeat, or dropped with the writer's queue full).
+func eventResults(b *testing.B, addr string) eventCounts {
+	raw, err := controllerMetrics(addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := eventCounts{}
+	for line := range strings.SplitSeq(raw, "\n") {
+		rest, ok := strings.CutPrefix(line, "atoll_events_total{")
+		if !ok {
+			continue
+		}
+		labels, value, _ := strings.Cut(rest, "} ")
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			b.Fatalf("atoll_events_total sample %q: %v", line, err)
+		}
+		got[parseLabels(labels)["result"]] += v
+	}
+	return got
+}
+
+// perTemplate formats the counts since before (nil: since the process
+// started) per burst template, by result.
+func (c eventCounts) perTemplate(before eventCounts) string {
+	results := slices.Sorted(maps.Keys(c))
+	parts := make([]string, 0, len(results))
+	for _, r := range results {
+		parts = append(parts, fmt.Sprintf("%s %.2f", r, (c[r]-before[r])/propTemplates))
+	}
+	if len(parts) == 0 {
+		return "(none recorded)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// controllerMetrics is the text of the controllers' /metrics on addr.
+func controllerMetrics(addr string) (string, error) {
+	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // loopback, bench-bounded
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	return string(raw), err
+}
+
 // controllerWriteVerbs are the verbs of atoll_controller_requests_total that write.
 var controllerWriteVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
 
 // controllerWrites lists the write requests each controller of the atoll
 // process serving metrics on addr has sent since it started.
 func controllerWrites(addr string) string {
-	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // loopback, bench-bounded
-	if err != nil {
-		return "    (" + err.Error() + ")\n"
-	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
+	raw, err := controllerMetrics(addr)
 	if err != nil {
 		return "    (" + err.Error() + ")\n"
 	}
 	var sb strings.Builder
-	for line := range strings.SplitSeq(string(raw), "\n") {
+	for line := range strings.SplitSeq(raw, "\n") {
 		rest, ok := strings.CutPrefix(line, "atoll_controller_requests_total{")
 		if !ok {
 			continue
