@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +78,8 @@ func runStatusChurn(b *testing.B) {
 		args = append(args, "--binding-status-coalesce-window="+v.String())
 	}
 	args = append(args, strings.Fields(os.Getenv("ATOLL_BENCH_ARGS"))...) // more `atoll up` flags, as for W1
+	metricsAddr := framework.FreeLoopbackAddr(b)
+	args = append(args, "--metrics-bind-address="+metricsAddr)
 	cp := framework.StartControlPlane(b, framework.Options{Members: 2, Args: args})
 	ctx := framework.Context(b, 35*time.Minute)
 	c := cp.Client(b)
@@ -89,6 +93,7 @@ func runStatusChurn(b *testing.B) {
 		obs.watchMember(ctx, b, cs, stopObs)
 	}
 	obs.watchBindings(ctx, b, cp, stopObs)
+	controllersBefore := controllerSamples(b, metricsAddr, churnControllerMetrics...)
 	before, err := scrapeRequests(ctx, admin)
 	if err != nil {
 		b.Fatal(err)
@@ -113,6 +118,7 @@ func runStatusChurn(b *testing.B) {
 	}
 	elapsed := time.Since(start)
 	changes, bindingWrites, violations, perBinding := obs.end(b, window)
+	b.Logf("controllers' counters during the churn:\n%s", controllerSamples(b, metricsAddr, churnControllerMetrics...).since(controllersBefore))
 
 	delta := after.minus(before)
 	writes := delta.sum(func(k requestKey) bool { return isCountedWrite(k) && k.resource != "events" })
@@ -300,8 +306,20 @@ func changedItems(oldList, newList any, key string) []string {
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(mergeKeys(o, n))) {
 		for _, f := range slices.Sorted(maps.Keys(mergeKeys(o[name], n[name]))) {
-			if !equality.Semantic.DeepEqual(o[name][f], n[name][f]) {
+			if equality.Semantic.DeepEqual(o[name][f], n[name][f]) {
+				continue
+			}
+			// A reflected member status: which of its fields.
+			os, ok1 := o[name][f].(map[string]any)
+			ns, ok2 := n[name][f].(map[string]any)
+			if f != "status" || !ok1 || !ok2 {
 				out = append(out, name+"."+f)
+				continue
+			}
+			for _, k := range slices.Sorted(maps.Keys(mergeKeys(os, ns))) {
+				if !equality.Semantic.DeepEqual(os[k], ns[k]) {
+					out = append(out, name+".status."+k)
+				}
 			}
 		}
 	}
@@ -351,9 +369,88 @@ func (o *churnObserver) end(b *testing.B, window time.Duration) (changes, writes
 			}
 		}
 	}
+	b.Logf("binding status writes by what they changed (cluster names left out), most frequent first:\n%s", whatChanged(o.writes, 12))
 	windows := churnDuration.Seconds() / window.Seconds()
 	if bindings := float64(2 * churnWorkloads); windows > 0 {
 		perBindingWindow = float64(writes) / bindings / windows
 	}
 	return o.changes, writes, violations, perBindingWindow
+}
+
+// whatChanged counts the status writes by the parts they changed, with the
+// cluster names taken out (member1.status.replicas → status.replicas), and
+// lists the limit most frequent.
+func whatChanged(writes map[string][]statusWrite, limit int) string {
+	counts := map[string]int{}
+	for _, ws := range writes {
+		for _, w := range ws {
+			counts[clusterless.ReplaceAllString(w.what, "")]++
+		}
+	}
+	kinds := slices.SortedFunc(maps.Keys(counts), func(a, b string) int { return counts[b] - counts[a] })
+	var sb strings.Builder
+	for i, k := range kinds {
+		if i == limit {
+			break
+		}
+		fmt.Fprintf(&sb, "    %6d %s\n", counts[k], k)
+	}
+	return sb.String()
+}
+
+// clusterless matches a member name before a field of an aggregated item.
+var clusterless = regexp.MustCompile(`member[0-9]+\.`)
+
+// churnControllerMetrics are the controllers' counters StatusChurn reports:
+// how the executor's status writes went (written, coalesced), its member
+// syncs, and the writes the stale-write guard held back.
+var churnControllerMetrics = []string{
+	"atoll_executor_binding_status_writes_total",
+	"atoll_executor_cluster_syncs_total",
+	"atoll_controller_stale_writes_total",
+	"atoll_controller_unchanged_writes_total",
+	"atoll_controller_requests_total",
+}
+
+// samples are Prometheus samples by their full name with labels.
+type samples map[string]float64
+
+// controllerSamples reads the samples of the named metrics from the
+// controllers' /metrics on addr.
+func controllerSamples(b *testing.B, addr string, names ...string) samples {
+	raw, err := controllerMetrics(addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := samples{}
+	for line := range strings.SplitSeq(raw, "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		series, value, ok := strings.Cut(line, " ")
+		name, _, _ := strings.Cut(series, "{")
+		if !ok || !slices.Contains(names, name) {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			b.Fatalf("sample %q: %v", line, err)
+		}
+		out[series] = v
+	}
+	return out
+}
+
+// since lists, in order, the samples that grew since before, by how much.
+func (s samples) since(before samples) string {
+	var sb strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		if d := s[k] - before[k]; d != 0 {
+			fmt.Fprintf(&sb, "    %8.0f %s\n", d, k)
+		}
+	}
+	if sb.Len() == 0 {
+		return "    (none)\n"
+	}
+	return sb.String()
 }

@@ -1482,21 +1482,9 @@ type eventCounts map[string]float64
 // addr: which of the events the controllers recorded were written, and
 // which not (a repeat, or dropped with the writer's queue full).
 func eventResults(b *testing.B, addr string) eventCounts {
-	raw, err := controllerMetrics(addr)
-	if err != nil {
-		b.Fatal(err)
-	}
 	got := eventCounts{}
-	for line := range strings.SplitSeq(raw, "\n") {
-		rest, ok := strings.CutPrefix(line, "atoll_events_total{")
-		if !ok {
-			continue
-		}
-		labels, value, _ := strings.Cut(rest, "} ")
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			b.Fatalf("atoll_events_total sample %q: %v", line, err)
-		}
+	for series, v := range controllerSamples(b, addr, "atoll_events_total") {
+		_, labels, _ := strings.Cut(strings.TrimSuffix(series, "}"), "{")
 		got[parseLabels(labels)["result"]] += v
 	}
 	return got
