@@ -403,13 +403,19 @@ var clusterless = regexp.MustCompile(`member[0-9]+\.`)
 
 // churnControllerMetrics are the controllers' counters StatusChurn reports:
 // how the executor's status writes went (written, coalesced), its member
-// syncs, and the writes the stale-write guard held back.
+// syncs, the writes the stale-write guard held back, and each work queue's
+// adds and the time items waited in it and were worked on (a queue that
+// keeps up merges fewer events into one reconcile).
 var churnControllerMetrics = []string{
 	"atoll_executor_binding_status_writes_total",
 	"atoll_executor_cluster_syncs_total",
 	"atoll_controller_stale_writes_total",
 	"atoll_controller_unchanged_writes_total",
 	"atoll_controller_requests_total",
+	"workqueue_adds_total",
+	"workqueue_queue_duration_seconds_sum",
+	"workqueue_queue_duration_seconds_count",
+	"workqueue_work_duration_seconds_sum",
 }
 
 // samples are Prometheus samples by their full name with labels.
