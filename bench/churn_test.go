@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -429,20 +428,14 @@ func controllerSamples(b *testing.B, addr string, names ...string) samples {
 		b.Fatal(err)
 	}
 	out := samples{}
-	for line := range strings.SplitSeq(raw, "\n") {
-		if line == "" || line[0] == '#' {
-			continue
+	err = eachSample(raw, func(n string) bool { return slices.Contains(names, n) }, func(name, labels string, v float64) {
+		if labels != "" {
+			name += "{" + labels + "}"
 		}
-		series, value, ok := strings.Cut(line, " ")
-		name, _, _ := strings.Cut(series, "{")
-		if !ok || !slices.Contains(names, name) {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			b.Fatalf("sample %q: %v", line, err)
-		}
-		out[series] = v
+		out[name] = v
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	return out
 }

@@ -774,20 +774,38 @@ func scrapeCounter(ctx context.Context, cs kubernetes.Interface, name string, ad
 	if err != nil {
 		return fmt.Errorf("reading /metrics: %w", err)
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		rest, ok := strings.CutPrefix(line, name+"{")
-		if !ok {
+	return eachSample(string(raw), func(n string) bool { return n == name }, func(_, labels string, v float64) {
+		add(parseLabels(labels), v)
+	})
+}
+
+// eachSample hands add every sample of the Prometheus text raw whose
+// metric name keep accepts: the name, its labels as written (`a="x",b="y"`,
+// empty without labels) and its value.
+func eachSample(raw string, keep func(name string) bool, add func(name, labels string, v float64)) error {
+	for line := range strings.SplitSeq(raw, "\n") {
+		if line == "" || line[0] == '#' {
 			continue
 		}
-		end := strings.LastIndex(rest, "}")
-		if end < 0 {
+		name, rest, labelled := strings.Cut(line, "{")
+		labels, value := "", ""
+		if labelled {
+			end := strings.LastIndex(rest, "}")
+			if end < 0 {
+				continue
+			}
+			labels, value = rest[:end], rest[end+1:]
+		} else {
+			name, value, _ = strings.Cut(line, " ")
+		}
+		if !keep(name) {
 			continue
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 		if err != nil {
 			return fmt.Errorf("parsing %q: %w", line, err)
 		}
-		add(parseLabels(rest[:end]), v)
+		add(name, labels, v)
 	}
 	return nil
 }
@@ -1482,10 +1500,16 @@ type eventCounts map[string]float64
 // addr: which of the events the controllers recorded were written, and
 // which not (a repeat, or dropped with the writer's queue full).
 func eventResults(b *testing.B, addr string) eventCounts {
+	raw, err := controllerMetrics(addr)
+	if err != nil {
+		b.Fatal(err)
+	}
 	got := eventCounts{}
-	for series, v := range controllerSamples(b, addr, "atoll_events_total") {
-		_, labels, _ := strings.Cut(strings.TrimSuffix(series, "}"), "{")
+	err = eachSample(raw, func(n string) bool { return n == "atoll_events_total" }, func(_, labels string, v float64) {
 		got[parseLabels(labels)["result"]] += v
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	return got
 }
@@ -1526,14 +1550,13 @@ func controllerWrites(addr string) string {
 		return "    (" + err.Error() + ")\n"
 	}
 	var sb strings.Builder
-	for line := range strings.SplitSeq(raw, "\n") {
-		rest, ok := strings.CutPrefix(line, "atoll_controller_requests_total{")
-		if !ok {
-			continue
+	err = eachSample(raw, func(n string) bool { return n == "atoll_controller_requests_total" }, func(name, labels string, v float64) {
+		if slices.Contains(controllerWriteVerbs, parseLabels(labels)["verb"]) {
+			fmt.Fprintf(&sb, "    %s{%s} %g\n", name, labels, v)
 		}
-		if slices.Contains(controllerWriteVerbs, parseLabels(rest)["verb"]) {
-			sb.WriteString("    " + line + "\n")
-		}
+	})
+	if err != nil {
+		return "    (" + err.Error() + ")\n"
 	}
 	if sb.Len() == 0 {
 		return "    (none)\n"
