@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -272,10 +273,7 @@ func urgentItems(status map[string]any) string {
 // and field.
 func statusChanges(oldStatus, newStatus map[string]any) string {
 	var out []string
-	for _, k := range slices.Sorted(maps.Keys(mergeKeys(oldStatus, newStatus))) {
-		if equality.Semantic.DeepEqual(oldStatus[k], newStatus[k]) {
-			continue
-		}
+	for _, k := range changedKeys(oldStatus, newStatus) {
 		switch k {
 		case "conditions":
 			out = append(out, "conditions["+strings.Join(changedItems(oldStatus[k], newStatus[k], "type"), ",")+"]")
@@ -303,11 +301,8 @@ func changedItems(oldList, newList any, key string) []string {
 	}
 	o, n := byKey(oldList), byKey(newList)
 	var out []string
-	for _, name := range slices.Sorted(maps.Keys(mergeKeys(o, n))) {
-		for _, f := range slices.Sorted(maps.Keys(mergeKeys(o[name], n[name]))) {
-			if equality.Semantic.DeepEqual(o[name][f], n[name][f]) {
-				continue
-			}
+	for _, name := range keysOfEither(o, n) {
+		for _, f := range changedKeys(o[name], n[name]) {
 			// A reflected member status: which of its fields.
 			os, ok1 := o[name][f].(map[string]any)
 			ns, ok2 := n[name][f].(map[string]any)
@@ -315,26 +310,28 @@ func changedItems(oldList, newList any, key string) []string {
 				out = append(out, name+"."+f)
 				continue
 			}
-			for _, k := range slices.Sorted(maps.Keys(mergeKeys(os, ns))) {
-				if !equality.Semantic.DeepEqual(os[k], ns[k]) {
-					out = append(out, name+".status."+k)
-				}
+			for _, k := range changedKeys(os, ns) {
+				out = append(out, name+".status."+k)
 			}
 		}
 	}
 	return out
 }
 
-// mergeKeys is the union of two maps' keys.
-func mergeKeys[V any](a, b map[string]V) map[string]bool {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
+// changedKeys are the keys whose values differ between a and b, in order.
+func changedKeys(a, b map[string]any) []string {
+	var out []string
+	for _, k := range keysOfEither(a, b) {
+		if !equality.Semantic.DeepEqual(a[k], b[k]) {
+			out = append(out, k)
+		}
 	}
-	for k := range b {
-		keys[k] = true
-	}
-	return keys
+	return out
+}
+
+// keysOfEither are the keys of a or b, in order.
+func keysOfEither[V any](a, b map[string]V) []string {
+	return sets.List(sets.KeySet(a).Union(sets.KeySet(b)))
 }
 
 // end stops counting and returns the member status changes, the binding
