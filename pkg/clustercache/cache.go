@@ -363,6 +363,19 @@ func (m *Member) HasSynced(gvr schema.GroupVersionResource) bool {
 	return ok && w.informer.HasSynced()
 }
 
+// SyncedLister returns the lister of the informer on gvr once it has
+// listed the member's managed objects; nil when gvr is not watched or the
+// first list is not in. Unlike Watch it never starts an informer.
+func (m *Member) SyncedLister(gvr schema.GroupVersionResource) cache.GenericLister {
+	m.mu.Lock()
+	w, ok := m.informers[gvr]
+	m.mu.Unlock()
+	if !ok || !w.informer.HasSynced() {
+		return nil
+	}
+	return w.lister
+}
+
 // Listing reports whether the informer on gvr is still making its first
 // list and was started less than grace ago. Its lister does not know yet
 // what the member holds: a caller should come back rather than conclude

@@ -6,8 +6,11 @@
 package ownership
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
@@ -76,4 +79,35 @@ func HandBackPatch(obj metav1.Object) ([]byte, error) {
 func HandedOver(obj metav1.Object) bool {
 	a := obj.GetAnnotations()
 	return a[workv1alpha2.TookOverAnnotation] == "true" || a[workv1alpha2.PreserveOnDeleteAnnotation] == "true"
+}
+
+// Deleter deletes objects of one resource: a dynamic or a metadata
+// client's ResourceInterface.
+type Deleter interface {
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions, subresources ...string) error
+}
+
+// ErrChanged is Delete's answer when the object is no longer the version
+// whose record the caller checked.
+var ErrChanged = errors.New("changed since its ownership record was read")
+
+// Delete deletes obj, the version of a member object whose ownership
+// record the caller has just checked, and no other version: the DELETE
+// carries obj's uid and resourceVersion as preconditions. An object
+// changed since it was read (taken over and its record removed, or
+// deleted and created again under the same name) is left in place and
+// Delete returns ErrChanged: read it again and decide again. Deleting an
+// object that is already gone is not an error. opts' own preconditions are
+// replaced.
+func Delete(ctx context.Context, ri Deleter, obj metav1.Object, opts metav1.DeleteOptions) error {
+	uid, rv := obj.GetUID(), obj.GetResourceVersion()
+	opts.Preconditions = &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}
+	err := ri.Delete(ctx, obj.GetName(), opts)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err):
+		return ErrChanged
+	}
+	return err
 }

@@ -214,35 +214,86 @@ func (m *memberClients) deleteOwned(ctx context.Context, cp *controlPlane) (clea
 	deleted := sets.New[types.UID]()
 	for _, group := range [][]memberObject{namespaced, clusterScoped, namespaces} {
 		for _, o := range group {
-			keep := ownership.HandedOver(&o.meta)
-			if !keep && o.gvr.Group == "" && o.gvr.Resource == "namespaces" {
-				if keep, err = m.holdsOthers(ctx, resources, o.meta.Name, deleted); err != nil {
-					return r, err
-				}
+			if err := m.letGo(ctx, o, &owned, resources, deleted, &r); err != nil {
+				return r, err
 			}
-			ri := m.meta.Resource(o.gvr).Namespace(o.meta.Namespace)
-			if keep {
-				patch, err := ownership.HandBackPatch(&o.meta)
-				if err != nil {
-					return r, err
-				}
-				if _, err := ri.Patch(ctx, o.meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsNotFound(err) {
-					return r, fmt.Errorf("handing back %s %s/%s: %w", o.gvr.GroupResource(), o.meta.Namespace, o.meta.Name, err)
-				}
-				r.handedBack++
-				continue
-			}
-			background := metav1.DeletePropagationBackground
-			uid := o.meta.UID
-			err := ri.Delete(ctx, o.meta.Name, metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &metav1.Preconditions{UID: &uid}})
-			if err != nil && !apierrors.IsNotFound(err) {
-				return r, fmt.Errorf("deleting %s %s/%s: %w", o.gvr.GroupResource(), o.meta.Namespace, o.meta.Name, err)
-			}
-			deleted.Insert(uid)
-			r.deleted++
 		}
 	}
 	return r, nil
+}
+
+// letGo deletes an owned object, or hands it back (atoll's marks removed)
+// when it was taken over or preserved, or is a namespace that holds
+// objects atoll did not create. Only the version listed is deleted or
+// patched: one changed since (taken over meanwhile, say) is read and
+// decided again, a few times at most.
+func (m *memberClients) letGo(ctx context.Context, o memberObject, owned *ownerCheck, resources []memberResource,
+	deleted sets.Set[types.UID], r *cleanupResult) error {
+	ri := m.meta.Resource(o.gvr).Namespace(o.meta.Namespace)
+	for attempt := 1; ; attempt++ {
+		err := m.letGoOnce(ctx, ri, o, resources, deleted, r)
+		if !errors.Is(err, ownership.ErrChanged) || attempt == letGoAttempts {
+			return err
+		}
+		fresh, err := ri.Get(ctx, o.meta.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s %s/%s again: %w", o.gvr.GroupResource(), o.meta.Namespace, o.meta.Name, err)
+		}
+		mine, err := owned.check(ctx, fresh)
+		if err != nil {
+			return err
+		}
+		if !mine {
+			r.foreign++
+			return nil
+		}
+		o.meta = *fresh
+	}
+}
+
+// letGoAttempts bounds how often unjoin reads again an object that keeps
+// changing under it.
+const letGoAttempts = 3
+
+// letGoOnce is one attempt of letGo; ownership.ErrChanged when the object
+// is no longer the version in o.
+func (m *memberClients) letGoOnce(ctx context.Context, ri metadata.ResourceInterface, o memberObject, resources []memberResource,
+	deleted sets.Set[types.UID], r *cleanupResult) error {
+	keep := ownership.HandedOver(&o.meta)
+	if !keep && o.gvr.Group == "" && o.gvr.Resource == "namespaces" {
+		var err error
+		if keep, err = m.holdsOthers(ctx, resources, o.meta.Name, deleted); err != nil {
+			return err
+		}
+	}
+	if keep {
+		patch, err := ownership.HandBackPatch(&o.meta)
+		if err != nil {
+			return err
+		}
+		_, err = ri.Patch(ctx, o.meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+		switch {
+		case apierrors.IsConflict(err):
+			return ownership.ErrChanged
+		case err != nil && !apierrors.IsNotFound(err):
+			return fmt.Errorf("handing back %s %s/%s: %w", o.gvr.GroupResource(), o.meta.Namespace, o.meta.Name, err)
+		}
+		r.handedBack++
+		return nil
+	}
+	background := metav1.DeletePropagationBackground
+	if err := ownership.Delete(ctx, ri, &o.meta, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
+		if errors.Is(err, ownership.ErrChanged) {
+			return err
+		}
+		return fmt.Errorf("deleting %s %s/%s: %w", o.gvr.GroupResource(), o.meta.Namespace, o.meta.Name, err)
+	}
+	deleted.Insert(o.meta.UID)
+	r.deleted++
+	return nil
 }
 
 // memberResource is a resource unjoin may list and delete.

@@ -171,8 +171,9 @@ func (r *reconciler) exhumeOne(ctx context.Context, member *clustercache.Member,
 		if keep {
 			return true, nil
 		}
-		uid := obj.GetUID()
-		if err := ri.Delete(ctx, t.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
+		// Only the version read above goes; one changed since is read and
+		// decided again on the next attempt (the error's backoff).
+		if err := ownership.Delete(ctx, ri, obj, metav1.DeleteOptions{}); err != nil {
 			return false, fmt.Errorf("cluster %s: withdrawing %s %s/%s: %w", cluster, t.Kind, t.Namespace, t.Name, err)
 		}
 	}

@@ -55,31 +55,72 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 		return false, nil // the member does not serve the kind: nothing there
 	}
 	ri := member.Dynamic.Resource(mapping.Resource).Namespace(template.GetNamespace())
-	existing, err := ri.Get(ctx, template.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
-	}
-	if !r.ownedBy(b, existing) {
-		return false, nil // not ours: never touch what atoll did not create
+	withdrawn := func(obj *unstructured.Unstructured) {
+		klog.FromContext(ctx).V(1).Info("Withdrew a member object", "binding", klog.KObj(b), "cluster", cluster,
+			"kind", gvk.Kind, "object", klog.KObj(obj))
 	}
 	preserve := spec.PreserveResourcesOnDeletion != nil && *spec.PreserveResourcesOnDeletion
-	if handBack || preserve || ownership.HandedOver(existing) {
-		return false, r.handBack(ctx, b, ri, existing, cluster)
+	// The member cache's copy first: one that carries b's record and is
+	// deleted outright goes without being read again (a member GET per
+	// withdrawal saved). The DELETE names the cached version, so a cache
+	// behind a change (the object taken over, handed back, replaced) deletes
+	// nothing, and the object is read below.
+	if !handBack && !preserve {
+		lister := member.SyncedLister(mapping.Resource)
+		if cached := getLive(lister, template.GetNamespace(), template.GetName()); cached != nil && r.deletableUnread(b, gvk.GroupKind(), cached) {
+			err := ownership.Delete(ctx, ri, cached, metav1.DeleteOptions{})
+			if err == nil {
+				withdrawn(cached)
+				return true, nil
+			}
+			if !errors.Is(err, ownership.ErrChanged) {
+				return false, fmt.Errorf("withdrawing %s from cluster %s: %w", klog.KObj(cached), cluster, err)
+			}
+		}
 	}
-	if keep, err := r.guardDeletion(ctx, b, member, ri, existing, cluster); err != nil || keep {
-		return false, err
+	for attempt := 1; ; attempt++ {
+		existing, err := ri.Get(ctx, template.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("withdrawing from cluster %s: %w", cluster, err)
+		}
+		if !r.ownedBy(b, existing) {
+			return false, nil // not ours: never touch what atoll did not create
+		}
+		if handBack || preserve || ownership.HandedOver(existing) {
+			return false, r.handBack(ctx, b, ri, existing, cluster)
+		}
+		if keep, err := r.guardDeletion(ctx, b, member, ri, existing, cluster); err != nil || keep {
+			return false, err
+		}
+		// Only the version read above goes: one changed since (taken over
+		// a moment ago, say) is read and decided again.
+		err = ownership.Delete(ctx, ri, existing, metav1.DeleteOptions{})
+		if errors.Is(err, ownership.ErrChanged) && attempt < withdrawAttempts {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("withdrawing %s from cluster %s: %w", klog.KObj(existing), cluster, err)
+		}
+		withdrawn(existing)
+		return true, nil
 	}
-	uid := existing.GetUID()
-	err = ri.Delete(ctx, template.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("withdrawing %s from cluster %s: %w", klog.KObj(existing), cluster, err)
-	}
-	klog.FromContext(ctx).V(1).Info("Withdrew a member object", "binding", klog.KObj(b), "cluster", cluster,
-		"kind", gvk.Kind, "object", klog.KObj(existing))
-	return true, nil
+}
+
+// withdrawAttempts bounds how often one withdrawal reads an object that
+// keeps changing between its read and its DELETE (a member controller
+// writing its status); past that the pass fails and is retried with
+// backoff.
+const withdrawAttempts = 3
+
+// deletableUnread reports whether a cached member copy of kind gk may be
+// deleted without reading it from the member first: it carries b's
+// record, atoll did not take it over, and its deletion takes nothing else
+// with it (a CRD or a Namespace is always read and guarded).
+func (r *reconciler) deletableUnread(b client.Object, gk schema.GroupKind, cached *unstructured.Unstructured) bool {
+	return r.ownedBy(b, cached) && !ownership.HandedOver(cached) && !takesOthersWith(gk)
 }
 
 // withdrawals are the clusters one pass over a binding deleted its object
@@ -119,11 +160,19 @@ func (r *reconciler) guardDeletion(ctx context.Context, b client.Object, member 
 	switch {
 	case interpreter.IsCustomResourceDefinition(gk):
 		return r.crdInUse(ctx, b, member.Dynamic, ri, obj, cluster)
-	case gk.Group == "" && gk.Kind == "Namespace":
+	case isNamespace(gk):
 		return r.namespaceInUse(ctx, b, member, ri, obj, cluster)
 	}
 	return false, nil
 }
+
+// takesOthersWith reports whether deleting an object of kind gk deletes
+// other objects too: a CRD's custom resources, a Namespace's contents.
+func takesOthersWith(gk schema.GroupKind) bool {
+	return interpreter.IsCustomResourceDefinition(gk) || isNamespace(gk)
+}
+
+func isNamespace(gk schema.GroupKind) bool { return gk.Group == "" && gk.Kind == "Namespace" }
 
 // crdInUse decides the withdrawal of a member CustomResourceDefinition (b
 // is nil for a pending withdrawal whose binding is gone),

@@ -1,0 +1,134 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/ownership"
+	"github.com/atoll-dev/atoll/test/framework"
+)
+
+// TestDeleteTakesOnlyTheCheckedVersion deletes a ConfigMap carrying a
+// binding's ownership record through ownership.Delete, from the copy read
+// before something else happened to it, on a real API server: the object
+// goes only if it is still the version that was read. A delete that
+// checked the uid alone (what the executor, pending withdrawals and unjoin
+// sent before) deleted the object taken over in between.
+func TestDeleteTakesOnlyTheCheckedVersion(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	c := shared.Client(t)
+	dyn, err := dynamic.NewForConfig(shared.RESTConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "ownership-delete"
+	framework.CreateNamespace(t, c, ns)
+	ri := dyn.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns)
+
+	cases := map[string]struct {
+		// meanwhile happens between the read and the delete.
+		meanwhile func(t *testing.T, cm *corev1.ConfigMap)
+		wantErr   error
+		// wantLeft: the object left afterwards is the one meanwhile left.
+		wantLeft bool
+	}{
+		"unchanged: deleted": {},
+		"taken over (record removed): left alone": {
+			meanwhile: func(t *testing.T, cm *corev1.ConfigMap) {
+				delete(cm.Labels, workv1alpha2.ManagedLabel)
+				delete(cm.Annotations, workv1alpha2.ResourceBindingNameAnnotation)
+				update(ctx, t, c, cm)
+			},
+			wantErr: ownership.ErrChanged, wantLeft: true,
+		},
+		"changed in any other way: left to be read again": {
+			meanwhile: func(t *testing.T, cm *corev1.ConfigMap) {
+				cm.Data = map[string]string{"key": "someone's"}
+				update(ctx, t, c, cm)
+			},
+			wantErr: ownership.ErrChanged, wantLeft: true,
+		},
+		"replaced by another of the same name: the new one stays": {
+			meanwhile: func(t *testing.T, cm *corev1.ConfigMap) {
+				if err := c.Delete(ctx, cm); err != nil {
+					t.Fatal(err)
+				}
+				fresh := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cm.Name}, Data: map[string]string{"key": "new"}}
+				if err := c.Create(ctx, fresh); err != nil {
+					t.Fatal(err)
+				}
+				*cm = *fresh
+			},
+			wantErr: ownership.ErrChanged, wantLeft: true,
+		},
+		"already gone: nothing to do": {
+			meanwhile: func(t *testing.T, cm *corev1.ConfigMap) {
+				if err := c.Delete(ctx, cm); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+	}
+	i := 0
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			i++
+			cm := &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{
+					Namespace: ns, Name: "cm-" + string(rune('a'+i)),
+					Labels: map[string]string{workv1alpha2.ManagedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"},
+					Annotations: map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: ns,
+						workv1alpha2.ResourceBindingNameAnnotation: "web-deployment"},
+				},
+				Data: map[string]string{"key": "atoll's"},
+			}
+			if err := c.Create(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				_ = c.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cm.Name}})
+			})
+			checked, err := ri.Get(ctx, cm.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, owned := ownership.Of(checked); !owned {
+				t.Fatalf("the test's ConfigMap carries no complete ownership record: %v %v", checked.GetLabels(), checked.GetAnnotations())
+			}
+			if tc.meanwhile != nil {
+				tc.meanwhile(t, cm)
+			}
+
+			err = ownership.Delete(ctx, ri, checked, metav1.DeleteOptions{})
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Delete = %v, want %v", err, tc.wantErr)
+			}
+			left := &corev1.ConfigMap{}
+			err = c.Get(ctx, client.ObjectKeyFromObject(cm), left)
+			switch {
+			case tc.wantLeft && err != nil:
+				t.Fatalf("the object changed meanwhile is gone: %v", err)
+			case tc.wantLeft && (left.UID != cm.UID || left.Data["key"] != cm.Data["key"]):
+				t.Fatalf("left uid %s data %v, want what happened meanwhile: uid %s data %v", left.UID, left.Data, cm.UID, cm.Data)
+			case !tc.wantLeft && !apierrors.IsNotFound(err):
+				t.Fatalf("the object is still there (get: %v)", err)
+			}
+		})
+	}
+}
+
+func update(ctx context.Context, t *testing.T, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Update(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+}
