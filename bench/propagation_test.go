@@ -193,6 +193,7 @@ func runPropagation(b *testing.B, sc propScenario) {
 		b.ReportMetric(sum.deletion.p99/n, "deletion-p99-s")
 		b.ReportMetric(sum.deletion.requestsPerTemplate/n, "deletion-cp-requests/template")
 		b.ReportMetric(sum.deletion.conflictsPerTemplate/n, "deletion-409s/template")
+		b.ReportMetric(sum.deletion.memberRequestsPerCopy/n, "deletion-member-requests/copy")
 	}
 }
 
@@ -213,6 +214,9 @@ type propResult struct {
 type waveResult struct {
 	objectsPerSec, p50, p99                   float64
 	requestsPerTemplate, conflictsPerTemplate float64
+	// memberRequestsPerCopy: the members' requests on Deployments per
+	// member Deployment (the deletion's only).
+	memberRequestsPerCopy float64
 }
 
 func (s *propResult) add(r propResult) {
@@ -238,6 +242,7 @@ func (s *propResult) add(r propResult) {
 	s.deletion.p99 += r.deletion.p99
 	s.deletion.requestsPerTemplate += r.deletion.requestsPerTemplate
 	s.deletion.conflictsPerTemplate += r.deletion.conflictsPerTemplate
+	s.deletion.memberRequestsPerCopy += r.deletion.memberRequestsPerCopy
 }
 
 func runPropagationScenario(b *testing.B, sc propScenario) propResult {
@@ -1441,6 +1446,14 @@ func deletion(ctx context.Context, b *testing.B, cp *framework.ControlPlane) wav
 	if err != nil {
 		b.Fatal(err)
 	}
+	members := make([]kubernetes.Interface, len(propMembers))
+	membersBefore := make([]requestCounts, len(propMembers))
+	for m, name := range propMembers {
+		members[m] = kubernetes.NewForConfigOrDie(cp.MemberConfig(b, name))
+		if membersBefore[m], err = scrapeRequests(ctx, members[m]); err != nil {
+			b.Fatal(err)
+		}
+	}
 	start := time.Now()
 	deletedAt := createInParallel(ctx, b, cp.RESTConfig(b), propTemplates, func(cs kubernetes.Interface, i int) error {
 		return cs.AppsV1().Deployments(propNamespace).Delete(ctx, templateName(i), metav1.DeleteOptions{})
@@ -1451,11 +1464,28 @@ func deletion(ctx context.Context, b *testing.B, cp *framework.ControlPlane) wav
 		defer mu.Unlock()
 		return n == total, fmt.Sprintf("%d of %d member Deployments gone", n, total)
 	})
-	return measureWave(ctx, b, admin, "deletion", start, deletedAt, before, func(m, i int) time.Time {
+	res := measureWave(ctx, b, admin, "deletion", start, deletedAt, before, func(m, i int) time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		return gone[m][i]
 	})
+	// What the withdrawals cost the members (the benchmark's informers
+	// only watch): a DELETE per copy, and a GET where the executor read the
+	// copy first.
+	deployments := func(k requestKey) bool { return k.resource == "deployments" && k.verb != "WATCH" }
+	var reqs float64
+	for m, name := range propMembers {
+		after, err := scrapeRequests(ctx, members[m])
+		if err != nil {
+			b.Fatal(err)
+		}
+		delta := after.minus(membersBefore[m])
+		reqs += delta.sum(deployments)
+		b.Logf("deletion: member %s's requests on Deployments by verb:\n%s", name, delta.table(deployments, 10))
+	}
+	res.memberRequestsPerCopy = reqs / float64(propTemplates*len(propMembers))
+	b.Logf("deletion: %.2f member requests per member Deployment withdrawn", res.memberRequestsPerCopy)
+	return res
 }
 
 // latest is the later of a and t.
