@@ -399,12 +399,13 @@ var clusterless = regexp.MustCompile(`member[0-9]+\.`)
 
 // churnControllerMetrics are the controllers' counters StatusChurn reports:
 // how the executor's status writes went (written, coalesced), its member
-// syncs, the writes the stale-write guard held back, and each work queue's
+// syncs, the member writes refused as decided from a stale copy, the writes the stale-write guard held back, and each work queue's
 // adds and the time items waited in it and were worked on (a queue that
 // keeps up merges fewer events into one reconcile).
 var churnControllerMetrics = []string{
 	"atoll_executor_binding_status_writes_total",
 	"atoll_executor_cluster_syncs_total",
+	"atoll_executor_stale_member_copies_total",
 	"atoll_controller_stale_writes_total",
 	"atoll_controller_unchanged_writes_total",
 	"atoll_controller_requests_total",

@@ -9,9 +9,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/klog/v2"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 )
@@ -110,4 +116,36 @@ func Delete(ctx context.Context, ri Deleter, obj metav1.Object, opts metav1.Dele
 		return ErrChanged
 	}
 	return err
+}
+
+// Apply server-side applies desired (forced, as fieldManager) over
+// checked, the version of the member object whose ownership record the
+// caller checked and whose fields it kept (a member HPA's replicas); nil
+// when there was none to check. The body carries checked's
+// resourceVersion, so an object changed since it was read (taken over and
+// its record removed, scaled by its member HPA) is not written: Apply
+// returns ErrChanged, and the caller reads it again and decides again.
+// Field validation is off: the member's API server then parses the body
+// once instead of twice (the default, Warn, parses it again as strict YAML
+// only to warn about duplicate fields, which a body encoded from a map
+// cannot have); a field the member does not know still fails the apply
+// (design 0013, decision 49). desired's resourceVersion is set.
+func Apply(ctx context.Context, ri dynamic.ResourceInterface, desired, checked *unstructured.Unstructured,
+	fieldManager string) (*unstructured.Unstructured, error) {
+	rv := ""
+	if checked != nil {
+		rv = checked.GetResourceVersion()
+	}
+	desired.SetResourceVersion(rv)
+	body, err := runtime.Encode(unstructured.UnstructuredJSONScheme, desired)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s %s: %w", desired.GetKind(), klog.KObj(desired), err)
+	}
+	force := true
+	applied, err := ri.Patch(ctx, desired.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
+		FieldManager: fieldManager, Force: &force, FieldValidation: metav1.FieldValidationIgnore})
+	if rv != "" && apierrors.IsConflict(err) {
+		return nil, ErrChanged
+	}
+	return applied, err
 }

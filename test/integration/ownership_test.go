@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -121,6 +122,97 @@ func TestDeleteTakesOnlyTheCheckedVersion(t *testing.T) {
 				t.Fatalf("left uid %s data %v, want what happened meanwhile: uid %s data %v", left.UID, left.Data, cm.UID, cm.Data)
 			case !tc.wantLeft && !apierrors.IsNotFound(err):
 				t.Fatalf("the object is still there (get: %v)", err)
+			}
+		})
+	}
+}
+
+// TestApplyWritesOnlyOverTheCheckedVersion applies a ConfigMap through
+// ownership.Apply over the copy read before something else happened to
+// it, on a real API server: the apply writes only if the object is still
+// that version, so a copy taken over meanwhile does not get atoll's record
+// back, and one changed meanwhile (a member HPA's scale) is not reset to
+// what atoll read. Without a read copy it creates the object.
+func TestApplyWritesOnlyOverTheCheckedVersion(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	c := shared.Client(t)
+	dyn, err := dynamic.NewForConfig(shared.RESTConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "ownership-apply"
+	framework.CreateNamespace(t, c, ns)
+	ri := dyn.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns)
+	record := map[string]string{workv1alpha2.ManagedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"}
+	desired := func(name, value string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"namespace": ns, "name": name}, "data": map[string]any{"key": value}}}
+		u.SetLabels(record)
+		u.SetAnnotations(map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: ns, workv1alpha2.ResourceBindingNameAnnotation: "web-deployment"})
+		return u
+	}
+
+	cases := map[string]struct {
+		// noCopy: the object does not exist and none was read.
+		noCopy    bool
+		meanwhile func(t *testing.T, cm *corev1.ConfigMap)
+		wantErr   error
+		// wantValue and wantManaged: what the object holds afterwards.
+		wantValue   string
+		wantManaged bool
+	}{
+		"unchanged: written":    {wantValue: "atoll's new", wantManaged: true},
+		"no copy read: created": {noCopy: true, wantValue: "atoll's new", wantManaged: true},
+		"taken over (record removed): left alone": {
+			meanwhile: func(t *testing.T, cm *corev1.ConfigMap) {
+				delete(cm.Labels, workv1alpha2.ManagedLabel)
+				cm.Data["key"] = "someone's"
+				update(ctx, t, c, cm)
+			},
+			wantErr: ownership.ErrChanged, wantValue: "someone's", wantManaged: false,
+		},
+		"changed in any other way: not reset to what was read": {
+			meanwhile: func(t *testing.T, cm *corev1.ConfigMap) {
+				cm.Data["key"] = "scaled"
+				update(ctx, t, c, cm)
+			},
+			wantErr: ownership.ErrChanged, wantValue: "scaled", wantManaged: true,
+		},
+	}
+	i := 0
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			i++
+			cmName := "cm-" + string(rune('a'+i))
+			t.Cleanup(func() {
+				_ = c.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName}})
+			})
+			var checked *unstructured.Unstructured
+			if !tc.noCopy {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName, Labels: record,
+					Annotations: map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: ns, workv1alpha2.ResourceBindingNameAnnotation: "web-deployment"}},
+					Data: map[string]string{"key": "atoll's"}}
+				if err := c.Create(ctx, cm); err != nil {
+					t.Fatal(err)
+				}
+				if checked, err = ri.Get(ctx, cmName, metav1.GetOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if tc.meanwhile != nil {
+					tc.meanwhile(t, cm)
+				}
+			}
+
+			_, err := ownership.Apply(ctx, ri, desired(cmName, "atoll's new"), checked, "atoll-test")
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Apply = %v, want %v", err, tc.wantErr)
+			}
+			got := &corev1.ConfigMap{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: cmName}, got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Data["key"] != tc.wantValue || (got.Labels[workv1alpha2.ManagedLabel] == "true") != tc.wantManaged {
+				t.Fatalf("object holds %q, labels %v; want %q, managed %v", got.Data["key"], got.Labels, tc.wantValue, tc.wantManaged)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -27,6 +27,7 @@ import (
 	"github.com/atoll-dev/atoll/pkg/clustercache"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
+	"github.com/atoll-dev/atoll/pkg/ownership"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	"github.com/atoll-dev/atoll/pkg/util/text"
@@ -177,7 +178,12 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		return fail(err)
 	}
 	applyStart := r.opts.Clock.Now()
-	applied, err := applyToMember(ctx, member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace()), desired)
+	ri := member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace())
+	applied, err := ownership.Apply(ctx, ri, desired, live, names.FieldManager)
+	if errors.Is(err, ownership.ErrChanged) {
+		staleCopies.WithLabelValues(r.kind.name(), "apply").Inc()
+		applied, err = r.applyOverFresh(ctx, ri, b, template, desired, replicas)
+	}
 	memberApplySeconds.WithLabelValues(cluster, applyOutcome(err)).Observe(r.opts.Clock.Since(applyStart).Seconds())
 	if apierrors.IsNotFound(err) && desired.GetNamespace() != "" {
 		// The namespace was deleted in the member since atoll saw it: the
@@ -198,23 +204,27 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 	return res
 }
 
-// applyToMember server-side applies desired (force, as atoll's field
-// manager) with field validation off: the member's API server then parses
-// the body once instead of twice (an apply body is YAML to it, and the
-// default, Warn, parses it a second time, strictly, only to warn about
-// duplicate fields). desired is encoded from a map, so it has none; a
-// field the member does not know fails the apply whatever the validation
-// (server-side apply builds a typed object from the body), and the error,
-// naming the field, goes to the binding status as before (design 0013,
-// decision 49; BenchmarkMemberWrites: 3.1 -> 2.8 member CPU-milliseconds
-// per new Deployment, within the benchmark's spread).
-func applyToMember(ctx context.Context, client dynamic.ResourceInterface, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	body, err := runtime.Encode(unstructured.UnstructuredJSONScheme, desired)
+// applyOverFresh applies desired once more after the apply over the
+// cached copy met a newer version (design 0008 decision 15): the copy
+// changed since the cache's version this sync decided from (its member
+// HPA scaled it, someone took it over). It is read again; still b's, what
+// the member owns is kept from that version and the apply goes over it;
+// no longer b's, nothing is written and the error says so (the change's
+// own event brings the binding back, and the next pass treats the object
+// as one atoll does not own).
+func (r *reconciler) applyOverFresh(ctx context.Context, ri dynamic.ResourceInterface, b client.Object, template, desired *unstructured.Unstructured,
+	replicas *int64) (*unstructured.Unstructured, error) {
+	fresh, err := ri.Get(ctx, desired.GetName(), metav1.GetOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("encoding %s %s: %w", desired.GetKind(), klog.KObj(desired), err)
+		return nil, err
 	}
-	return client.Patch(ctx, desired.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
-		FieldManager: names.FieldManager, Force: ptr.To(true), FieldValidation: metav1.FieldValidationIgnore})
+	if !r.ownedBy(b, fresh) {
+		return nil, fmt.Errorf("%w, and it no longer carries this binding's ownership record", ownership.ErrChanged)
+	}
+	if desired, err = r.interp.Retain(ctx, template, desired, fresh, replicas); err != nil {
+		return nil, err
+	}
+	return ownership.Apply(ctx, ri, desired, fresh, names.FieldManager)
 }
 
 // observe records a member object's health and reflected status in res.

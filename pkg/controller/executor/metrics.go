@@ -27,6 +27,11 @@ var (
 		Name: "atoll_executor_parked_bindings",
 		Help: "Bindings waiting, outside the work queue, for a member cache's first list or a list of templates, by binding kind.",
 	}, []string{"kind"})
+	staleCopies = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "atoll_executor_stale_member_copies_total",
+		Help: "Member writes decided from a copy older than the member's (the member cache was behind) and so refused by the member " +
+			"and read again, by binding kind and operation (apply, delete).",
+	}, []string{"kind", "operation"})
 	clusterSyncs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "atoll_executor_cluster_syncs_total",
 		Help: "Syncs of one binding's member object in one cluster, by binding kind and outcome: parked (the member cache was still listing), " +
@@ -36,7 +41,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(sweepsTotal, handedBackTotal, memberApplySeconds, bindingStatusWrites, parkedBindings, clusterSyncs)
+	metrics.Registry.MustRegister(sweepsTotal, handedBackTotal, memberApplySeconds, bindingStatusWrites, parkedBindings, clusterSyncs, staleCopies)
 }
 
 // syncOutcomes are clusterSyncs' outcomes, as syncOutcome names them.

@@ -76,6 +76,7 @@ func (r *reconciler) withdrawOrHandBack(ctx context.Context, b client.Object, sp
 			if !errors.Is(err, ownership.ErrChanged) {
 				return false, fmt.Errorf("withdrawing %s from cluster %s: %w", klog.KObj(cached), cluster, err)
 			}
+			staleCopies.WithLabelValues(r.kind.name(), "delete").Inc()
 		}
 	}
 	for attempt := 1; ; attempt++ {
