@@ -188,6 +188,7 @@ func runPropagation(b *testing.B, sc propScenario) {
 		b.ReportMetric(sum.rollout.p99/n, "rollout-p99-s")
 		b.ReportMetric(sum.rollout.requestsPerTemplate/n, "rollout-cp-requests/template")
 		b.ReportMetric(sum.rollout.conflictsPerTemplate/n, "rollout-409s/template")
+		b.ReportMetric(sum.rollout.memberRequestsPerCopy/n, "rollout-member-requests/copy")
 		b.ReportMetric(sum.deletion.objectsPerSec/n, "deletion-member-objects/s")
 		b.ReportMetric(sum.deletion.p50/n, "deletion-p50-s")
 		b.ReportMetric(sum.deletion.p99/n, "deletion-p99-s")
@@ -215,7 +216,7 @@ type waveResult struct {
 	objectsPerSec, p50, p99                   float64
 	requestsPerTemplate, conflictsPerTemplate float64
 	// memberRequestsPerCopy: the members' requests on Deployments per
-	// member Deployment (the deletion's only).
+	// member Deployment.
 	memberRequestsPerCopy float64
 }
 
@@ -237,6 +238,7 @@ func (s *propResult) add(r propResult) {
 	s.rollout.p99 += r.rollout.p99
 	s.rollout.requestsPerTemplate += r.rollout.requestsPerTemplate
 	s.rollout.conflictsPerTemplate += r.rollout.conflictsPerTemplate
+	s.rollout.memberRequestsPerCopy += r.rollout.memberRequestsPerCopy
 	s.deletion.objectsPerSec += r.deletion.objectsPerSec
 	s.deletion.p50 += r.deletion.p50
 	s.deletion.p99 += r.deletion.p99
@@ -1345,6 +1347,7 @@ func rollout(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs 
 	if err != nil {
 		b.Fatal(err)
 	}
+	members := countMemberRequests(ctx, b, cp)
 	obs.awaitRollout("1")
 	patch := []byte(fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"1"}}}}}`, rolloutAnnotation))
 	start := time.Now()
@@ -1357,7 +1360,7 @@ func rollout(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs 
 		n := obs.rolledCount()
 		return n == total, fmt.Sprintf("%d of %d member Deployments show the change", n, total)
 	})
-	return measureWave(ctx, b, admin, "rollout", start, patchedAt, before, obs.rolledAt)
+	return measureWave(ctx, b, admin, "rollout", start, patchedAt, before, members, obs.rolledAt)
 }
 
 // measureWave sums up a wave: the benchmark sent one request (issued[i]
@@ -1368,7 +1371,7 @@ func rollout(ctx context.Context, b *testing.B, cp *framework.ControlPlane, obs 
 // latency and the control plane's requests per template besides the
 // benchmark's own.
 func measureWave(ctx context.Context, b *testing.B, admin kubernetes.Interface, name string, start time.Time, issued []time.Time,
-	before requestCounts, at func(m, i int) time.Time) waveResult {
+	before requestCounts, members *memberRequests, at func(m, i int) time.Time) waveResult {
 	var res waveResult
 	total := propTemplates * len(propMembers)
 	var last time.Time
@@ -1390,6 +1393,7 @@ func measureWave(ctx context.Context, b *testing.B, admin kubernetes.Interface, 
 	delta := after.minus(before)
 	res.requestsPerTemplate = (delta.sum(nil) - propTemplates) / propTemplates
 	res.conflictsPerTemplate = delta.sum(func(k requestKey) bool { return k.code == "409" }) / propTemplates
+	res.memberRequestsPerCopy = members.perCopy(ctx, b, name)
 	b.Logf("%s: all %d member Deployments within %v of the first request: %.1f/s; latency p50 %.2fs p99 %.2fs; %.2f control-plane requests per template besides the benchmark's (%.2f of them 409s); by verb/resource:\n%s",
 		name, total, last.Sub(start).Round(time.Millisecond), res.objectsPerSec, res.p50, res.p99, res.requestsPerTemplate, res.conflictsPerTemplate, delta.table(nil, 25))
 	return res
@@ -1446,14 +1450,7 @@ func deletion(ctx context.Context, b *testing.B, cp *framework.ControlPlane) wav
 	if err != nil {
 		b.Fatal(err)
 	}
-	members := make([]kubernetes.Interface, len(propMembers))
-	membersBefore := make([]requestCounts, len(propMembers))
-	for m, name := range propMembers {
-		members[m] = kubernetes.NewForConfigOrDie(cp.MemberConfig(b, name))
-		if membersBefore[m], err = scrapeRequests(ctx, members[m]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	members := countMemberRequests(ctx, b, cp)
 	start := time.Now()
 	deletedAt := createInParallel(ctx, b, cp.RESTConfig(b), propTemplates, func(cs kubernetes.Interface, i int) error {
 		return cs.AppsV1().Deployments(propNamespace).Delete(ctx, templateName(i), metav1.DeleteOptions{})
@@ -1464,28 +1461,51 @@ func deletion(ctx context.Context, b *testing.B, cp *framework.ControlPlane) wav
 		defer mu.Unlock()
 		return n == total, fmt.Sprintf("%d of %d member Deployments gone", n, total)
 	})
-	res := measureWave(ctx, b, admin, "deletion", start, deletedAt, before, func(m, i int) time.Time {
+	return measureWave(ctx, b, admin, "deletion", start, deletedAt, before, members, func(m, i int) time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		return gone[m][i]
 	})
-	// What the withdrawals cost the members (the benchmark's informers
-	// only watch): a DELETE per copy, and a GET where the executor read the
-	// copy first.
-	deployments := func(k requestKey) bool { return k.resource == "deployments" && k.verb != "WATCH" }
-	var reqs float64
-	for m, name := range propMembers {
-		after, err := scrapeRequests(ctx, members[m])
+}
+
+// memberRequests are the members' request counters at the start of a
+// wave.
+type memberRequests struct {
+	clients []kubernetes.Interface
+	before  []requestCounts
+}
+
+func countMemberRequests(ctx context.Context, b *testing.B, cp *framework.ControlPlane) *memberRequests {
+	m := &memberRequests{}
+	for _, name := range propMembers {
+		cs := kubernetes.NewForConfigOrDie(cp.MemberConfig(b, name))
+		before, err := scrapeRequests(ctx, cs)
 		if err != nil {
 			b.Fatal(err)
 		}
-		delta := after.minus(membersBefore[m])
-		reqs += delta.sum(deployments)
-		b.Logf("deletion: member %s's requests on Deployments by verb:\n%s", name, delta.table(deployments, 10))
+		m.clients, m.before = append(m.clients, cs), append(m.before, before)
 	}
-	res.memberRequestsPerCopy = reqs / float64(propTemplates*len(propMembers))
-	b.Logf("deletion: %.2f member requests per member Deployment withdrawn", res.memberRequestsPerCopy)
-	return res
+	return m
+}
+
+// perCopy logs each member's requests on Deployments since the start
+// (watches excluded; the benchmark's informers only watch) by verb, and
+// returns them per member Deployment of the burst.
+func (m *memberRequests) perCopy(ctx context.Context, b *testing.B, wave string) float64 {
+	deployments := func(k requestKey) bool { return k.resource == "deployments" && k.verb != "WATCH" }
+	var reqs float64
+	for i, name := range propMembers {
+		after, err := scrapeRequests(ctx, m.clients[i])
+		if err != nil {
+			b.Fatal(err)
+		}
+		delta := after.minus(m.before[i])
+		reqs += delta.sum(deployments)
+		b.Logf("%s: member %s's requests on Deployments by verb:\n%s", wave, name, delta.table(deployments, 10))
+	}
+	perCopy := reqs / float64(propTemplates*len(propMembers))
+	b.Logf("%s: %.2f member requests per member Deployment", wave, perCopy)
+	return perCopy
 }
 
 // latest is the later of a and t.
