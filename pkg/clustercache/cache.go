@@ -357,19 +357,23 @@ func (m *Member) listWatch(gvr schema.GroupVersionResource) *cache.ListWatch {
 // HasSynced reports whether the informer on gvr has listed the member's
 // managed objects once. False when gvr is not watched.
 func (m *Member) HasSynced(gvr schema.GroupVersionResource) bool {
-	m.mu.Lock()
-	w, ok := m.informers[gvr]
-	m.mu.Unlock()
+	w, ok := m.informerOn(gvr)
 	return ok && w.informer.HasSynced()
+}
+
+// informerOn is the informer on gvr, if one was started.
+func (m *Member) informerOn(gvr schema.GroupVersionResource) (*watched, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, ok := m.informers[gvr]
+	return w, ok
 }
 
 // SyncedLister returns the lister of the informer on gvr once it has
 // listed the member's managed objects; nil when gvr is not watched or the
 // first list is not in. Unlike Watch it never starts an informer.
 func (m *Member) SyncedLister(gvr schema.GroupVersionResource) cache.GenericLister {
-	m.mu.Lock()
-	w, ok := m.informers[gvr]
-	m.mu.Unlock()
+	w, ok := m.informerOn(gvr)
 	if !ok || !w.informer.HasSynced() {
 		return nil
 	}
@@ -383,9 +387,7 @@ func (m *Member) SyncedLister(gvr schema.GroupVersionResource) cache.GenericList
 // takes many seconds to list on a busy control plane; past grace, a list
 // that has not finished is the member's problem, and reported as one.
 func (m *Member) Listing(gvr schema.GroupVersionResource, grace time.Duration) bool {
-	m.mu.Lock()
-	w, ok := m.informers[gvr]
-	m.mu.Unlock()
+	w, ok := m.informerOn(gvr)
 	return ok && !w.informer.HasSynced() && time.Since(w.started) < grace
 }
 

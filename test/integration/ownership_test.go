@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -26,14 +27,9 @@ import (
 // sent before) deleted the object taken over in between.
 func TestDeleteTakesOnlyTheCheckedVersion(t *testing.T) {
 	ctx := framework.Context(t, time.Minute)
-	c := shared.Client(t)
-	dyn, err := dynamic.NewForConfig(shared.RESTConfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ns = "ownership-delete"
-	framework.CreateNamespace(t, c, ns)
-	ri := dyn.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns)
+	c, ri := configMapsIn(t, ns)
+	labels, annotations := ownerRecord(ns)
 
 	cases := map[string]struct {
 		// meanwhile happens between the read and the delete.
@@ -83,15 +79,9 @@ func TestDeleteTakesOnlyTheCheckedVersion(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			i++
-			cm := &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{
-					Namespace: ns, Name: "cm-" + string(rune('a'+i)),
-					Labels: map[string]string{workv1alpha2.ManagedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"},
-					Annotations: map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: ns,
-						workv1alpha2.ResourceBindingNameAnnotation: "web-deployment"},
-				},
-				Data: map[string]string{"key": "atoll's"},
-			}
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm-" + string(rune('a'+i)),
+				Labels: maps.Clone(labels), Annotations: maps.Clone(annotations)},
+				Data: map[string]string{"key": "atoll's"}}
 			if err := c.Create(ctx, cm); err != nil {
 				t.Fatal(err)
 			}
@@ -135,20 +125,14 @@ func TestDeleteTakesOnlyTheCheckedVersion(t *testing.T) {
 // what atoll read. Without a read copy it creates the object.
 func TestApplyWritesOnlyOverTheCheckedVersion(t *testing.T) {
 	ctx := framework.Context(t, time.Minute)
-	c := shared.Client(t)
-	dyn, err := dynamic.NewForConfig(shared.RESTConfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ns = "ownership-apply"
-	framework.CreateNamespace(t, c, ns)
-	ri := dyn.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns)
-	record := map[string]string{workv1alpha2.ManagedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"}
+	c, ri := configMapsIn(t, ns)
+	labels, annotations := ownerRecord(ns)
 	desired := func(name, value string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"namespace": ns, "name": name}, "data": map[string]any{"key": value}}}
-		u.SetLabels(record)
-		u.SetAnnotations(map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: ns, workv1alpha2.ResourceBindingNameAnnotation: "web-deployment"})
+		u.SetLabels(labels)
+		u.SetAnnotations(annotations)
 		return u
 	}
 
@@ -188,9 +172,9 @@ func TestApplyWritesOnlyOverTheCheckedVersion(t *testing.T) {
 				_ = c.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName}})
 			})
 			var checked *unstructured.Unstructured
+			var err error
 			if !tc.noCopy {
-				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName, Labels: record,
-					Annotations: map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: ns, workv1alpha2.ResourceBindingNameAnnotation: "web-deployment"}},
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName, Labels: maps.Clone(labels), Annotations: maps.Clone(annotations)},
 					Data: map[string]string{"key": "atoll's"}}
 				if err := c.Create(ctx, cm); err != nil {
 					t.Fatal(err)
@@ -203,7 +187,7 @@ func TestApplyWritesOnlyOverTheCheckedVersion(t *testing.T) {
 				}
 			}
 
-			_, err := ownership.Apply(ctx, ri, desired(cmName, "atoll's new"), checked, "atoll-test")
+			_, err = ownership.Apply(ctx, ri, desired(cmName, "atoll's new"), checked, "atoll-test")
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("Apply = %v, want %v", err, tc.wantErr)
 			}
@@ -216,6 +200,27 @@ func TestApplyWritesOnlyOverTheCheckedVersion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// configMapsIn creates namespace ns on the shared control plane's API
+// server and returns a typed client and a dynamic client for its
+// ConfigMaps.
+func configMapsIn(t *testing.T, ns string) (client.Client, dynamic.ResourceInterface) {
+	t.Helper()
+	c := shared.Client(t)
+	dyn, err := dynamic.NewForConfig(shared.RESTConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	framework.CreateNamespace(t, c, ns)
+	return c, dyn.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns)
+}
+
+// ownerRecord is the ownership record (labels, annotations) binding
+// ns/web-deployment puts on its member copies.
+func ownerRecord(ns string) (labels, annotations map[string]string) {
+	return map[string]string{workv1alpha2.ManagedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"},
+		map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: ns, workv1alpha2.ResourceBindingNameAnnotation: "web-deployment"}
 }
 
 func update(ctx context.Context, t *testing.T, c client.Client, obj client.Object) {
