@@ -188,6 +188,11 @@ func (cp *ControlPlane) Start(t testing.TB) {
 func (cp *ControlPlane) start(bin string) error {
 	args := append([]string{"up", "--data-dir", cp.DataDir, "--members", strconv.Itoa(cp.members)}, cp.args...)
 	cmd := exec.Command(bin, args...)
+	// A test binary that dies without its cleanup (a panic, a timeout's
+	// kill) takes the control plane with it instead of leaving it running
+	// and using the machine for later tests and benchmarks. SIGTERM: atoll
+	// up stops its members and control plane as on Stop.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
