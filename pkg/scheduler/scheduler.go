@@ -30,6 +30,7 @@ import (
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/controller/queue"
 	"github.com/atoll-dev/atoll/pkg/controller/workers"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
@@ -136,7 +137,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			Watches(&tenancyv1alpha1.Tenant{}, r.tenantHandler()).
 			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), k.NewList)).
 			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection(),
-				UsePriorityQueue: new(true)}).
+				NewQueue: queue.NewQueue[reconcile.Request](mgr.GetLogger())}).
 			Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 		if err != nil {
 			return fmt.Errorf("setting up the %s scheduler: %w", k.Kind(), err)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
+	"github.com/atoll-dev/atoll/pkg/controller/queue"
 	"github.com/atoll-dev/atoll/pkg/controller/workers"
 	"github.com/atoll-dev/atoll/pkg/util/events"
 
@@ -161,7 +162,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, reachedChanged()))).
 		Watches(&workv1alpha2.ResourceBinding{}, r.forgetDeleted()).
 		WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} })).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection()})
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection(),
+			NewQueue: queue.NewQueue[reconcile.Request](mgr.GetLogger())})
 	for _, kind := range dependencyKinds {
 		b = b.WatchesRawSource(objects.Source(dependencyResources[kind], handler.TypedEnqueueRequestsFromMapFunc(r.mapDependency(kind))))
 	}

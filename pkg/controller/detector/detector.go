@@ -33,6 +33,7 @@ import (
 	tenancyv1alpha1 "github.com/atoll-dev/atoll/apis/tenancy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/controller/indexer"
+	"github.com/atoll-dev/atoll/pkg/controller/queue"
 	"github.com/atoll-dev/atoll/pkg/templatemeta"
 	"github.com/atoll-dev/atoll/pkg/util/intern"
 	"github.com/atoll-dev/atoll/pkg/util/names"
@@ -230,11 +231,8 @@ func (d *Detector) shardKeyOf(w *watched, it item) (string, string) {
 // Start runs the detector until ctx ends (manager.Runnable).
 func (d *Detector) Start(ctx context.Context) error {
 	ctx = logr.NewContext(ctx, d.log)
-	d.queue = priorityqueue.New(Name, func(o *priorityqueue.Opts[item]) {
-		o.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[item](10*time.Millisecond, 2*time.Minute)
-		o.Log = d.log.WithName("queue")
-	})
-	shutdown := sync.OnceFunc(d.queue.ShutDown) // ShutDown panics when called twice
+	d.queue = queue.New(Name, workqueue.NewTypedItemExponentialFailureRateLimiter[item](10*time.Millisecond, 2*time.Minute), d.log.WithName("queue"))
+	shutdown := d.queue.ShutDown // a second call does nothing
 	defer shutdown()
 	defer watchedResources.Set(0)
 	defer d.ready.Store(false)

@@ -31,6 +31,7 @@ import (
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
 	"github.com/atoll-dev/atoll/pkg/admission"
 	"github.com/atoll-dev/atoll/pkg/clustercache"
+	"github.com/atoll-dev/atoll/pkg/controller/queue"
 	"github.com/atoll-dev/atoll/pkg/controller/workers"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/shard"
@@ -147,6 +148,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cc *clustercache.Cache, opts O
 				MaxConcurrentReconciles: kind.workers(opts),
 				RateLimiter:             workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
 				NeedLeaderElection:      opts.Shards.NeedLeaderElection(),
+				NewQueue:                queue.NewQueue[reconcile.Request](mgr.GetLogger()),
 			}).
 			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), kind.NewList)).
 			// Member events go straight into the work queue, which

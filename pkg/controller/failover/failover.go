@@ -26,6 +26,7 @@ import (
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/atoll-dev/atoll/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/controller/queue"
 	"github.com/atoll-dev/atoll/pkg/eviction"
 	"github.com/atoll-dev/atoll/pkg/scheduler"
 	"github.com/atoll-dev/atoll/pkg/shard"
@@ -109,7 +110,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			For(k.NewObject()).
 			Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler()).
 			WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), k.NewList)).
-			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection()}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, NeedLeaderElection: opts.Shards.NeedLeaderElection(),
+				NewQueue: queue.NewQueue[reconcile.Request](mgr.GetLogger())}).
 			Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 		if err != nil {
 			return fmt.Errorf("setting up failover for %s: %w", k.Kind(), err)

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/controller/queue"
 	"github.com/atoll-dev/atoll/pkg/interpreter"
 	"github.com/atoll-dev/atoll/pkg/rebalance"
 	"github.com/atoll-dev/atoll/pkg/shard"
@@ -78,7 +79,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 			},
 		})).
 		WatchesRawSource(shard.BindingSource(opts.Shards, mgr.GetCache(), func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} })).
-		WithOptions(controller.Options{NeedLeaderElection: opts.Shards.NeedLeaderElection()}).
+		WithOptions(controller.Options{NeedLeaderElection: opts.Shards.NeedLeaderElection(), NewQueue: queue.NewQueue[reconcile.Request](mgr.GetLogger())}).
 		Complete(shard.Reconciler(opts.Shards, shard.RequestKey, reconcile.Reconciler(r)))
 }
 

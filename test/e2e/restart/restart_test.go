@@ -225,6 +225,16 @@ func TestRestartAt1000Templates(t *testing.T) {
 	}
 	t.Logf("the restarted executor compared or applied member copies %v times for %d copies (%v cluster syncs parked, %v executor reconciles)",
 		syncs()-syncs(`outcome="parked"`), 2*(templates+1), syncs(`outcome="parked"`), m.Sum("controller_runtime_reconcile_total", `controller="executor-resourcebinding"`))
+	// The queues that took the start-up backlog were replaced once it was
+	// worked off, so the room their maps grew to is freed (design 0013,
+	// decision 56; the memory itself is BenchmarkTemplates100k's).
+	for _, name := range []string{"executor-resourcebinding", "scheduler-resourcebinding"} {
+		if n := m.Sum("atoll_workqueue_recycled_total", `name="`+name+`"`); n == 0 {
+			t.Errorf("the %s queue was not replaced after working off the start-up backlog of %d bindings", name, templates)
+		}
+	}
+	t.Logf("queues replaced after the backlog: detector %v, executor %v, scheduler %v", m.Sum("atoll_workqueue_recycled_total", `name="detector"`),
+		m.Sum("atoll_workqueue_recycled_total", `name="executor-resourcebinding"`), m.Sum("atoll_workqueue_recycled_total", `name="scheduler-resourcebinding"`))
 	// The restarted executor read the templates with a list, not one GET
 	// per binding (design 0013, decision 18).
 	gets, lists := requests(t, metricsAddr, "executor", "get"), requests(t, metricsAddr, "executor", "list")
