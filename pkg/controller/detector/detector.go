@@ -232,8 +232,7 @@ func (d *Detector) shardKeyOf(w *watched, it item) (string, string) {
 func (d *Detector) Start(ctx context.Context) error {
 	ctx = logr.NewContext(ctx, d.log)
 	d.queue = queue.New(Name, workqueue.NewTypedItemExponentialFailureRateLimiter[item](10*time.Millisecond, 2*time.Minute), d.log.WithName("queue"))
-	shutdown := d.queue.ShutDown // a second call does nothing
-	defer shutdown()
+	defer d.queue.ShutDown() // after the one below on a normal stop: a second call does nothing
 	defer watchedResources.Set(0)
 	defer d.ready.Store(false)
 
@@ -313,7 +312,7 @@ func (d *Detector) Start(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			shutdown()
+			d.queue.ShutDown()
 			wg.Wait()
 			d.stopInformers()
 			return nil
