@@ -125,6 +125,9 @@ func Delete(ctx context.Context, ri Deleter, obj metav1.Object, opts metav1.Dele
 // resourceVersion, so an object changed since it was read (taken over and
 // its record removed, scaled by its member HPA) is not written: Apply
 // returns ErrChanged, and the caller reads it again and decides again.
+// An object deleted since it was read is created again: server-side apply
+// creates what does not exist whatever resourceVersion the body names
+// (checked on the embedded API server), as the next pass would anyway.
 // Field validation is off: the member's API server then parses the body
 // once instead of twice (the default, Warn, parses it again as strict YAML
 // only to warn about duplicate fields, which a body encoded from a map
