@@ -35,6 +35,7 @@ import (
 
 	clusterv1alpha1 "github.com/atoll-dev/atoll/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
+	"github.com/atoll-dev/atoll/pkg/ownership"
 	"github.com/atoll-dev/atoll/pkg/util/restmapping"
 )
 
@@ -233,7 +234,7 @@ func (c *Cache) newMember(name, key string, cfg *rest.Config) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: building client: %w", name, err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	rc, err := ownership.RESTClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: building dynamic client: %w", name, err)
 	}
@@ -250,7 +251,8 @@ func (c *Cache) newMember(name, key string, cfg *rest.Config) (*Member, error) {
 	return &Member{
 		Name:        name,
 		Config:      cfg,
-		Dynamic:     dyn,
+		Dynamic:     dynamic.New(rc),
+		REST:        rc,
 		Kube:        kube,
 		Mapper:      restmapping.Memoize(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery()))),
 		fingerprint: key,
@@ -269,7 +271,10 @@ type Member struct {
 	// Config is the member's client config (with the per-request timeout).
 	Config  *rest.Config
 	Dynamic dynamic.Interface
-	Kube    kubernetes.Interface
+	// REST is the client Dynamic is built on, for ownership.Create (which
+	// needs a response's status code).
+	REST rest.Interface
+	Kube kubernetes.Interface
 	// Mapper maps kinds to resources with discovery, lazily and cached; it
 	// re-discovers when a kind is not found.
 	Mapper meta.RESTMapper

@@ -10,13 +10,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
@@ -121,7 +124,9 @@ func Delete(ctx context.Context, ri Deleter, obj metav1.Object, opts metav1.Dele
 // Apply server-side applies desired (forced, as fieldManager) over
 // checked, the version of the member object whose ownership record the
 // caller checked and whose fields it kept (a member HPA's replicas); nil
-// when there was none to check. The body carries checked's
+// when the caller takes over an object that is not atoll's (conflict
+// resolution Overwrite). An object that was not there when the caller
+// looked is created with Create, never with Apply. The body carries checked's
 // resourceVersion, so an object changed since it was read (taken over and
 // its record removed, scaled by its member HPA) is not written: Apply
 // returns ErrChanged, and the caller reads it again and decides again.
@@ -151,4 +156,104 @@ func Apply(ctx context.Context, ri dynamic.ResourceInterface, desired, checked *
 		return nil, ErrChanged
 	}
 	return applied, err
+}
+
+// ErrExists is Create's answer when an object of that name was there
+// after all: created by someone else since the caller looked.
+var ErrExists = errors.New("exists, created by someone else since atoll looked; left as it was")
+
+// Create creates desired, which the caller found absent, by server-side
+// apply as fieldManager (so later applies own the same fields), and
+// writes nothing into an object someone else created since the caller
+// looked: server-side apply has no "must not exist" precondition, and a
+// forced apply merged into such an object, overwrote its owner's fields
+// and put atoll's ownership record on it, so that a later withdrawal
+// deleted it. The apply is not forced: a field the object's owner set to
+// another value fails it with a conflict before anything is written. One
+// that conflicts with nothing (the owner set the same values, or none of
+// atoll's fields) is written, and the API server's answer tells it (200,
+// not 201 Created); Create then applies an empty configuration as
+// fieldManager, which takes out every field only atoll's apply set,
+// ownership record included, and leaves the values both set with their
+// owner. Either way it returns ErrExists, and the caller decides again by
+// its conflict resolution. rc is the member's REST client of
+// dynamic.ConfigFor, the one its dynamic client is built on (the dynamic
+// client does not return the response's status code).
+func Create(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, desired *unstructured.Unstructured,
+	fieldManager string) (*unstructured.Unstructured, error) {
+	desired.SetResourceVersion("")
+	body, err := runtime.Encode(unstructured.UnstructuredJSONScheme, desired)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s %s: %w", desired.GetKind(), klog.KObj(desired), err)
+	}
+	var status int
+	result := rc.Patch(types.ApplyPatchType).AbsPath(path(gvr, desired.GetNamespace(), desired.GetName())...).
+		Param("fieldManager", fieldManager).Param("fieldValidation", metav1.FieldValidationIgnore).
+		Body(body).Do(ctx).StatusCode(&status)
+	created := &unstructured.Unstructured{}
+	switch err := result.Into(created); {
+	case apierrors.IsConflict(err):
+		return nil, fmt.Errorf("%s %s: %w (a field atoll sets has another value and owner there)", desired.GetKind(), klog.KObj(desired), ErrExists)
+	case err != nil:
+		return nil, err
+	case status == http.StatusCreated:
+		return created, nil
+	}
+	// The object was there: take out what this apply put in. Should that
+	// fail, the ownership record at least must go, or the next pass would
+	// take the object for atoll's.
+	if err := release(ctx, rc, gvr, desired, fieldManager); err != nil {
+		patch, perr := HandBackPatch(created)
+		if perr == nil {
+			perr = rc.Patch(types.MergePatchType).AbsPath(path(gvr, desired.GetNamespace(), desired.GetName())...).
+				Param("fieldManager", fieldManager).Body(patch).Do(ctx).Error()
+		}
+		if perr != nil {
+			return nil, fmt.Errorf("%s %s: %w, but taking atoll's fields and ownership record out of it again failed: %w",
+				desired.GetKind(), klog.KObj(desired), ErrExists, errors.Join(err, perr))
+		}
+		return nil, fmt.Errorf("%s %s: %w (atoll's ownership record taken out; its other fields not: %w)",
+			desired.GetKind(), klog.KObj(desired), ErrExists, err)
+	}
+	return nil, fmt.Errorf("%s %s: %w", desired.GetKind(), klog.KObj(desired), ErrExists)
+}
+
+// RESTClientFor is the REST client of cfg that Create takes: the one
+// dynamic.NewForConfig builds its client on (dynamic.New wraps it), so a
+// member's applies and creates share one client.
+func RESTClientFor(cfg *rest.Config) (rest.Interface, error) {
+	c := dynamic.ConfigFor(cfg)
+	c.GroupVersion = nil
+	c.APIPath = "/" // every request names its whole path
+	return rest.UnversionedRESTClientFor(c)
+}
+
+// release applies an empty configuration of obj as fieldManager: the
+// fields only fieldManager owned go, the ones another manager also owns
+// stay with it.
+func release(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) error {
+	empty := &unstructured.Unstructured{}
+	empty.SetAPIVersion(obj.GetAPIVersion())
+	empty.SetKind(obj.GetKind())
+	empty.SetNamespace(obj.GetNamespace())
+	empty.SetName(obj.GetName())
+	body, err := runtime.Encode(unstructured.UnstructuredJSONScheme, empty)
+	if err != nil {
+		return err
+	}
+	return rc.Patch(types.ApplyPatchType).AbsPath(path(gvr, obj.GetNamespace(), obj.GetName())...).
+		Param("fieldManager", fieldManager).Body(body).Do(ctx).Error()
+}
+
+// path is the URL path of a named object of gvr, as the dynamic client
+// builds it.
+func path(gvr schema.GroupVersionResource, namespace, name string) []string {
+	p := []string{"apis", gvr.Group, gvr.Version}
+	if gvr.Group == "" {
+		p = []string{"api", gvr.Version}
+	}
+	if namespace != "" {
+		p = append(p, "namespaces", namespace)
+	}
+	return append(p, gvr.Resource, name)
 }

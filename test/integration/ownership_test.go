@@ -229,3 +229,106 @@ func update(ctx context.Context, t *testing.T, c client.Client, obj client.Objec
 		t.Fatal(err)
 	}
 }
+
+// TestCreateWritesNothingIntoAnObjectThatAppeared creates a ConfigMap
+// through ownership.Create, as the executor does when neither its member
+// cache nor its conflict check saw one, on a real API server where
+// someone else may have created one of that name in between. Only an
+// absent object is written; one that appeared keeps its owner's values,
+// gets no field of atoll's and no ownership record, and Create says
+// ErrExists, so conflict resolution decides again. A forced apply (what
+// the executor sent before) overwrote the other's values and put atoll's
+// record on the object, which a later withdrawal then deleted.
+func TestCreateWritesNothingIntoAnObjectThatAppeared(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	const ns = "ownership-create"
+	c, ri := configMapsIn(t, ns)
+	rc, err := ownership.RESTClientFor(shared.RESTConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+	labels, annotations := ownerRecord(ns)
+
+	cases := map[string]struct {
+		// appeared is the object someone else created first; nil: none.
+		appeared *corev1.ConfigMap
+		wantErr  error
+		// wantData and wantLabels: what the object holds afterwards.
+		wantData   map[string]string
+		wantLabels map[string]string
+	}{
+		"absent: created": {
+			wantData: map[string]string{"key": "atoll's", "atoll-only": "x"}, wantLabels: labels,
+		},
+		"appeared with other values: nothing written": {
+			appeared: &corev1.ConfigMap{Data: map[string]string{"key": "someone's"}, ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"team": "a"}}},
+			wantErr:  ownership.ErrExists,
+			wantData: map[string]string{"key": "someone's"}, wantLabels: map[string]string{"team": "a"},
+		},
+		"appeared with the same values: atoll's fields and record taken out again": {
+			appeared: &corev1.ConfigMap{Data: map[string]string{"key": "atoll's", "theirs": "y"}},
+			wantErr:  ownership.ErrExists,
+			wantData: map[string]string{"key": "atoll's", "theirs": "y"},
+		},
+		"appeared with atoll's managed label set by its owner: the owner's label stays": {
+			appeared: &corev1.ConfigMap{Data: map[string]string{"key": "atoll's"},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{workv1alpha2.ManagedLabel: "true"}}},
+			wantErr:  ownership.ErrExists,
+			wantData: map[string]string{"key": "atoll's"}, wantLabels: map[string]string{workv1alpha2.ManagedLabel: "true"},
+		},
+	}
+	i := 0
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			i++
+			cmName := "cm-" + string(rune('a'+i))
+			t.Cleanup(func() {
+				_ = c.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName}})
+			})
+			var before *corev1.ConfigMap
+			if tc.appeared != nil {
+				before = tc.appeared.DeepCopy()
+				before.Namespace, before.Name = ns, cmName
+				if err := c.Create(ctx, before, client.FieldOwner("someone")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			desired := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"namespace": ns, "name": cmName},
+				"data":     map[string]any{"key": "atoll's", "atoll-only": "x"}}}
+			desired.SetLabels(labels)
+			desired.SetAnnotations(annotations)
+
+			created, err := ownership.Create(ctx, rc, gvr, desired, "atoll-test")
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Create = %v, want %v", err, tc.wantErr)
+			}
+			got, err := ri.Get(ctx, cmName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantErr == nil && (created == nil || created.GetUID() != got.GetUID()) {
+				t.Fatalf("Create returned %v, want the created object", created)
+			}
+			data, _, _ := unstructured.NestedStringMap(got.Object, "data")
+			if !maps.Equal(data, tc.wantData) || !maps.Equal(got.GetLabels(), tc.wantLabels) {
+				t.Fatalf("object holds data %v, labels %v; want %v, %v", data, got.GetLabels(), tc.wantData, tc.wantLabels)
+			}
+			if _, owned := ownership.Of(got); owned != (tc.wantErr == nil) {
+				t.Fatalf("ownership record present: %v, want %v (annotations %v)", owned, tc.wantErr == nil, got.GetAnnotations())
+			}
+			if before == nil {
+				return
+			}
+			if maps.Equal(before.Data, map[string]string{"key": "someone's"}) && got.GetResourceVersion() != before.ResourceVersion {
+				t.Errorf("a refused create wrote: resourceVersion %s -> %s", before.ResourceVersion, got.GetResourceVersion())
+			}
+			for _, e := range got.GetManagedFields() {
+				if e.Manager == "atoll-test" {
+					t.Errorf("atoll-test still owns fields of someone's object: %s", e.FieldsV1)
+				}
+			}
+		})
+	}
+}

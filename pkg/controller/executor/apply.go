@@ -178,11 +178,23 @@ func (r *reconciler) syncCluster(ctx context.Context, b client.Object, spec *wor
 		return fail(err)
 	}
 	applyStart := r.opts.Clock.Now()
-	ri := member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace())
-	applied, err := ownership.Apply(ctx, ri, desired, live, names.FieldManager)
-	if errors.Is(err, ownership.ErrChanged) {
-		staleCopies.WithLabelValues(r.kind.name(), "apply").Inc()
-		applied, err = r.applyOverFresh(ctx, ri, b, template, desired, replicas)
+	var applied *unstructured.Unstructured
+	if live == nil && tookOver == "" {
+		// Nothing there when the cache and the conflict check looked: a
+		// create, which writes nothing into an object someone else made
+		// since (design 0008, decision 16). Such an object is met by
+		// conflict resolution on the retry.
+		applied, err = ownership.Create(ctx, member.REST, mapping.Resource, desired, names.FieldManager)
+		if errors.Is(err, ownership.ErrExists) {
+			staleCopies.WithLabelValues(r.kind.name(), "create").Inc()
+		}
+	} else {
+		ri := member.Dynamic.Resource(mapping.Resource).Namespace(desired.GetNamespace())
+		applied, err = ownership.Apply(ctx, ri, desired, live, names.FieldManager)
+		if errors.Is(err, ownership.ErrChanged) {
+			staleCopies.WithLabelValues(r.kind.name(), "apply").Inc()
+			applied, err = r.applyOverFresh(ctx, ri, b, template, desired, replicas)
+		}
 	}
 	memberApplySeconds.WithLabelValues(cluster, applyOutcome(err)).Observe(r.opts.Clock.Since(applyStart).Seconds())
 	if apierrors.IsNotFound(err) && desired.GetNamespace() != "" {

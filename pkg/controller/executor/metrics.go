@@ -30,7 +30,8 @@ var (
 	staleCopies = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "atoll_executor_stale_member_copies_total",
 		Help: "Member writes decided from a copy older than the member's (the member cache was behind) and so refused by the member " +
-			"and read again, by binding kind and operation (apply, delete).",
+			"and read again, by binding kind and operation (apply, delete), and creates that met an object someone else created " +
+			"since atoll looked (create), left as it was for conflict resolution.",
 	}, []string{"kind", "operation"})
 	clusterSyncs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "atoll_executor_cluster_syncs_total",
