@@ -75,19 +75,15 @@ func TestDeleteTakesOnlyTheCheckedVersion(t *testing.T) {
 			},
 		},
 	}
-	i := 0
+	names := caseNames(c, ns)
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			i++
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm-" + string(rune('a'+i)),
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names(t),
 				Labels: maps.Clone(labels), Annotations: maps.Clone(annotations)},
 				Data: map[string]string{"key": "atoll's"}}
 			if err := c.Create(ctx, cm); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() {
-				_ = c.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cm.Name}})
-			})
 			checked, err := ri.Get(ctx, cm.Name, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -163,14 +159,10 @@ func TestApplyWritesOnlyOverTheCheckedVersion(t *testing.T) {
 			wantErr: ownership.ErrChanged, wantValue: "scaled", wantManaged: true,
 		},
 	}
-	i := 0
+	names := caseNames(c, ns)
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			i++
-			cmName := "cm-" + string(rune('a'+i))
-			t.Cleanup(func() {
-				_ = c.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName}})
-			})
+			cmName := names(t)
 			var checked *unstructured.Unstructured
 			var err error
 			if !tc.noCopy {
@@ -221,6 +213,20 @@ func configMapsIn(t *testing.T, ns string) (client.Client, dynamic.ResourceInter
 func ownerRecord(ns string) (labels, annotations map[string]string) {
 	return map[string]string{workv1alpha2.ManagedLabel: "true", workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"},
 		map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: ns, workv1alpha2.ResourceBindingNameAnnotation: "web-deployment"}
+}
+
+// caseNames returns a function that gives each case of a table its own
+// ConfigMap name in ns, deleted when the case ends.
+func caseNames(c client.Client, ns string) func(t *testing.T) string {
+	i := 0
+	return func(t *testing.T) string {
+		i++
+		name := "cm-" + string(rune('a'+i))
+		t.Cleanup(func() {
+			_ = c.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		})
+		return name
+	}
 }
 
 func update(ctx context.Context, t *testing.T, c client.Client, obj client.Object) {
@@ -278,14 +284,10 @@ func TestCreateWritesNothingIntoAnObjectThatAppeared(t *testing.T) {
 			wantData: map[string]string{"key": "atoll's"}, wantLabels: map[string]string{workv1alpha2.ManagedLabel: "true"},
 		},
 	}
-	i := 0
+	names := caseNames(c, ns)
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			i++
-			cmName := "cm-" + string(rune('a'+i))
-			t.Cleanup(func() {
-				_ = c.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName}})
-			})
+			cmName := names(t)
 			var before *corev1.ConfigMap
 			if tc.appeared != nil {
 				before = tc.appeared.DeepCopy()
