@@ -145,9 +145,9 @@ func Apply(ctx context.Context, ri dynamic.ResourceInterface, desired, checked *
 		rv = checked.GetResourceVersion()
 	}
 	desired.SetResourceVersion(rv)
-	body, err := runtime.Encode(unstructured.UnstructuredJSONScheme, desired)
+	body, err := encode(desired)
 	if err != nil {
-		return nil, fmt.Errorf("encoding %s %s: %w", desired.GetKind(), klog.KObj(desired), err)
+		return nil, err
 	}
 	force := true
 	applied, err := ri.Patch(ctx, desired.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
@@ -182,13 +182,12 @@ var ErrExists = errors.New("exists, created by someone else since atoll looked; 
 func Create(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, desired *unstructured.Unstructured,
 	fieldManager string) (*unstructured.Unstructured, error) {
 	desired.SetResourceVersion("")
-	body, err := runtime.Encode(unstructured.UnstructuredJSONScheme, desired)
+	body, err := encode(desired)
 	if err != nil {
-		return nil, fmt.Errorf("encoding %s %s: %w", desired.GetKind(), klog.KObj(desired), err)
+		return nil, err
 	}
 	var status int
-	result := rc.Patch(types.ApplyPatchType).AbsPath(path(gvr, desired.GetNamespace(), desired.GetName())...).
-		Param("fieldManager", fieldManager).Param("fieldValidation", metav1.FieldValidationIgnore).
+	result := patch(rc, types.ApplyPatchType, gvr, desired, fieldManager).Param("fieldValidation", metav1.FieldValidationIgnore).
 		Body(body).Do(ctx).StatusCode(&status)
 	created := &unstructured.Unstructured{}
 	switch err := result.Into(created); {
@@ -203,10 +202,9 @@ func Create(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResou
 	// fail, the ownership record at least must go, or the next pass would
 	// take the object for atoll's.
 	if err := release(ctx, rc, gvr, desired, fieldManager); err != nil {
-		patch, perr := HandBackPatch(created)
+		handBack, perr := HandBackPatch(created)
 		if perr == nil {
-			perr = rc.Patch(types.MergePatchType).AbsPath(path(gvr, desired.GetNamespace(), desired.GetName())...).
-				Param("fieldManager", fieldManager).Body(patch).Do(ctx).Error()
+			perr = patch(rc, types.MergePatchType, gvr, desired, fieldManager).Body(handBack).Do(ctx).Error()
 		}
 		if perr != nil {
 			return nil, fmt.Errorf("%s %s: %w, but taking atoll's fields and ownership record out of it again failed: %w",
@@ -237,23 +235,31 @@ func release(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionReso
 	empty.SetKind(obj.GetKind())
 	empty.SetNamespace(obj.GetNamespace())
 	empty.SetName(obj.GetName())
-	body, err := runtime.Encode(unstructured.UnstructuredJSONScheme, empty)
+	body, err := encode(empty)
 	if err != nil {
 		return err
 	}
-	return rc.Patch(types.ApplyPatchType).AbsPath(path(gvr, obj.GetNamespace(), obj.GetName())...).
-		Param("fieldManager", fieldManager).Body(body).Do(ctx).Error()
+	return patch(rc, types.ApplyPatchType, gvr, obj, fieldManager).Body(body).Do(ctx).Error()
 }
 
-// path is the URL path of a named object of gvr, as the dynamic client
-// builds it.
-func path(gvr schema.GroupVersionResource, namespace, name string) []string {
+// patch is a PATCH of obj (a gvr object) as fieldManager, at the URL path
+// the dynamic client would use.
+func patch(rc rest.Interface, pt types.PatchType, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) *rest.Request {
 	p := []string{"apis", gvr.Group, gvr.Version}
 	if gvr.Group == "" {
 		p = []string{"api", gvr.Version}
 	}
-	if namespace != "" {
-		p = append(p, "namespaces", namespace)
+	if ns := obj.GetNamespace(); ns != "" {
+		p = append(p, "namespaces", ns)
 	}
-	return append(p, gvr.Resource, name)
+	return rc.Patch(pt).AbsPath(append(p, gvr.Resource, obj.GetName())...).Param("fieldManager", fieldManager)
+}
+
+// encode is obj's JSON body.
+func encode(obj *unstructured.Unstructured) ([]byte, error) {
+	body, err := runtime.Encode(unstructured.UnstructuredJSONScheme, obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s %s: %w", obj.GetKind(), klog.KObj(obj), err)
+	}
+	return body, nil
 }
