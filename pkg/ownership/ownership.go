@@ -173,10 +173,11 @@ var ErrExists = errors.New("exists, created by someone else since atoll looked; 
 // that conflicts with nothing (the owner set the same values, or none of
 // atoll's fields) is written, and the API server's answer tells it (200,
 // not 201 Created); Create then applies an empty configuration as
-// fieldManager, which takes out every field only atoll's apply set,
-// ownership record included, and leaves the values both set with their
-// owner. Either way it returns ErrExists, and the caller decides again by
-// its conflict resolution. rc is the member's REST client of
+// fieldManager to that object (its uid: not to one deleted or replaced
+// since), which takes out every field only atoll's apply set, ownership
+// record included, and leaves the values both set with their owner.
+// Either way it returns ErrExists, and the caller decides again by its
+// conflict resolution. rc is the member's REST client of
 // dynamic.ConfigFor, the one its dynamic client is built on (the dynamic
 // client does not return the response's status code).
 func Create(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, desired *unstructured.Unstructured,
@@ -198,22 +199,67 @@ func Create(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResou
 	case status == http.StatusCreated:
 		return created, nil
 	}
-	// The object was there: take out what this apply put in. Should that
-	// fail, the ownership record at least must go, or the next pass would
-	// take the object for atoll's.
-	if err := release(ctx, rc, gvr, desired, fieldManager); err != nil {
-		handBack, perr := HandBackPatch(created)
-		if perr == nil {
-			perr = patch(rc, types.MergePatchType, gvr, desired, fieldManager).Body(handBack).Do(ctx).Error()
-		}
-		if perr != nil {
-			return nil, fmt.Errorf("%s %s: %w, but taking atoll's fields and ownership record out of it again failed: %w",
-				desired.GetKind(), klog.KObj(desired), ErrExists, errors.Join(err, perr))
-		}
-		return nil, fmt.Errorf("%s %s: %w (atoll's ownership record taken out; its other fields not: %w)",
-			desired.GetKind(), klog.KObj(desired), ErrExists, err)
+	// The object was there: take out what this apply put in, from that
+	// object only (its uid): one deleted or replaced since is left alone.
+	// Should the release fail, the ownership record at least must go, or
+	// the next pass would take the object for atoll's.
+	relErr := release(ctx, rc, gvr, created, fieldManager)
+	if relErr == nil {
+		return nil, fmt.Errorf("%s %s: %w", desired.GetKind(), klog.KObj(desired), ErrExists)
 	}
-	return nil, fmt.Errorf("%s %s: %w", desired.GetKind(), klog.KObj(desired), ErrExists)
+	gone, err := dropRecord(ctx, rc, gvr, created, fieldManager)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s %s: %w, but taking atoll's fields and ownership record out of it again failed: %w",
+			desired.GetKind(), klog.KObj(desired), ErrExists, errors.Join(relErr, err))
+	case gone:
+		return nil, fmt.Errorf("%s %s: %w (and deleted or replaced since)", desired.GetKind(), klog.KObj(desired), ErrExists)
+	}
+	return nil, fmt.Errorf("%s %s: %w (atoll's ownership record taken out; its other fields not: %w)",
+		desired.GetKind(), klog.KObj(desired), ErrExists, relErr)
+}
+
+// dropAttempts bounds how often dropRecord reads again an object that
+// keeps changing under it.
+const dropAttempts = 3
+
+// dropRecord takes atoll's ownership record out of obj, the object Create
+// wrote into, with a merge patch over obj's resourceVersion; changed since,
+// it is read again and patched over its new version. gone: obj was deleted
+// or replaced by another object of its name meanwhile, which carries
+// nothing of atoll's and is left alone.
+func dropRecord(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, obj *unstructured.Unstructured,
+	fieldManager string) (gone bool, err error) {
+	for range dropAttempts {
+		body, err := HandBackPatch(obj)
+		if err != nil {
+			return false, err
+		}
+		err = patch(rc, types.MergePatchType, gvr, obj, fieldManager).Body(body).Do(ctx).Error()
+		switch {
+		case err == nil:
+			return false, nil
+		case apierrors.IsNotFound(err):
+			return true, nil
+		case !apierrors.IsConflict(err):
+			return false, err
+		}
+		fresh := &unstructured.Unstructured{}
+		err = rc.Get().AbsPath(objectPath(gvr, obj)...).Do(ctx).Into(fresh)
+		switch {
+		case apierrors.IsNotFound(err):
+			return true, nil
+		case err != nil:
+			return false, err
+		case fresh.GetUID() != obj.GetUID():
+			return true, nil
+		}
+		if _, owned := Of(fresh); !owned {
+			return false, nil
+		}
+		obj = fresh
+	}
+	return false, fmt.Errorf("the object changed %d times while atoll's ownership record was being taken out", dropAttempts)
 }
 
 // RESTClientFor is the REST client of cfg that Create takes: the one
@@ -228,13 +274,16 @@ func RESTClientFor(cfg *rest.Config) (rest.Interface, error) {
 
 // release applies an empty configuration of obj as fieldManager: the
 // fields only fieldManager owned go, the ones another manager also owns
-// stay with it.
+// stay with it. The configuration names obj's uid, so the apply neither
+// creates an object deleted since (an apply creates what is absent) nor
+// writes into another one created under its name.
 func release(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) error {
 	empty := &unstructured.Unstructured{}
 	empty.SetAPIVersion(obj.GetAPIVersion())
 	empty.SetKind(obj.GetKind())
 	empty.SetNamespace(obj.GetNamespace())
 	empty.SetName(obj.GetName())
+	empty.SetUID(obj.GetUID())
 	body, err := encode(empty)
 	if err != nil {
 		return err
@@ -245,6 +294,12 @@ func release(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionReso
 // patch is a PATCH of obj (a gvr object) as fieldManager, at the URL path
 // the dynamic client would use.
 func patch(rc rest.Interface, pt types.PatchType, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) *rest.Request {
+	return rc.Patch(pt).AbsPath(objectPath(gvr, obj)...).Param("fieldManager", fieldManager)
+}
+
+// objectPath is the URL path of obj, a gvr object, as the dynamic client
+// names it.
+func objectPath(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) []string {
 	p := []string{"apis", gvr.Group, gvr.Version}
 	if gvr.Group == "" {
 		p = []string{"api", gvr.Version}
@@ -252,7 +307,7 @@ func patch(rc rest.Interface, pt types.PatchType, gvr schema.GroupVersionResourc
 	if ns := obj.GetNamespace(); ns != "" {
 		p = append(p, "namespaces", ns)
 	}
-	return rc.Patch(pt).AbsPath(append(p, gvr.Resource, obj.GetName())...).Param("fieldManager", fieldManager)
+	return append(p, gvr.Resource, obj.GetName())
 }
 
 // encode is obj's JSON body.

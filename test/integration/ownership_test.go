@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"net/http"
 	"testing"
 	"time"
 
@@ -335,4 +336,160 @@ func TestCreateWritesNothingIntoAnObjectThatAppeared(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCreateReleasesOnlyTheObjectItWroteInto follows ownership.Create on a
+// real API server when the object that appeared is deleted, replaced or
+// changed between Create's apply (answered 200: it was there) and the
+// release that takes atoll's fields out of it again, or when that release
+// fails. The moment is exact: the REST client's transport makes the
+// change as the release's request is about to go out. The release must
+// not create an object of its own (an empty ConfigMap nobody owns) nor
+// write into the replacement, and when it fails the ownership record must
+// still go, from the object's latest version.
+func TestCreateReleasesOnlyTheObjectItWroteInto(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	const ns = "ownership-release"
+	c, ri := configMapsIn(t, ns)
+	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+	labels, annotations := ownerRecord(ns)
+	errReset := errors.New("connection reset by the test")
+
+	cases := map[string]struct {
+		// beforeRelease runs as the release's request is about to go out;
+		// an error fails that request without sending it.
+		beforeRelease func(t *testing.T, name string) error
+		// wantAbsent: no object of that name afterwards; otherwise its data.
+		wantAbsent bool
+		wantData   map[string]string
+		// wantUnwritten: the object keeps the resourceVersion beforeRelease left.
+		wantUnwritten bool
+	}{
+		"deleted before the release: nothing created": {
+			beforeRelease: func(t *testing.T, name string) error { deleteConfigMap(ctx, t, c, ns, name); return nil },
+			wantAbsent:    true,
+		},
+		"replaced before the release: the replacement untouched": {
+			beforeRelease: func(t *testing.T, name string) error {
+				deleteConfigMap(ctx, t, c, ns, name)
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string]string{"key": "another's"}}
+				if err := c.Create(ctx, cm, client.FieldOwner("another")); err != nil {
+					t.Fatal(err)
+				}
+				return nil
+			},
+			wantData: map[string]string{"key": "another's"}, wantUnwritten: true,
+		},
+		"release fails: the ownership record still goes": {
+			beforeRelease: func(*testing.T, string) error { return errReset },
+			wantData:      map[string]string{"key": "atoll's", "theirs": "y", "atoll-only": "x"},
+		},
+		"release fails and the object changes: the record goes from its new version": {
+			beforeRelease: func(t *testing.T, name string) error {
+				cm := &corev1.ConfigMap{}
+				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
+					t.Fatal(err)
+				}
+				cm.Data["theirs"] = "z"
+				update(ctx, t, c, cm)
+				return errReset
+			},
+			wantData: map[string]string{"key": "atoll's", "theirs": "z", "atoll-only": "x"},
+		},
+	}
+	names := caseNames(c, ns)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cmName := names(t)
+			appeared := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName},
+				Data: map[string]string{"key": "atoll's", "theirs": "y"}}
+			if err := c.Create(ctx, appeared, client.FieldOwner("someone")); err != nil {
+				t.Fatal(err)
+			}
+			// rv is the resourceVersion beforeRelease left, if any.
+			var rv string
+			hook := &patchHook{before: func(n int) error {
+				if n != 2 { // 1 is Create's apply, 2 its release
+					return nil
+				}
+				err := tc.beforeRelease(t, cmName)
+				if got, gerr := ri.Get(ctx, cmName, metav1.GetOptions{}); gerr == nil {
+					rv = got.GetResourceVersion()
+				}
+				return err
+			}}
+			cfg := shared.RESTConfig(t)
+			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { hook.next = rt; return hook })
+			rc, err := ownership.RESTClientFor(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			desired := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"namespace": ns, "name": cmName},
+				"data":     map[string]any{"key": "atoll's", "atoll-only": "x"}}}
+			desired.SetLabels(labels)
+			desired.SetAnnotations(annotations)
+
+			if _, err = ownership.Create(ctx, rc, gvr, desired, "atoll-test"); !errors.Is(err, ownership.ErrExists) {
+				t.Fatalf("Create = %v, want %v", err, ownership.ErrExists)
+			}
+			got, err := ri.Get(ctx, cmName, metav1.GetOptions{})
+			if tc.wantAbsent {
+				if !apierrors.IsNotFound(err) {
+					t.Fatalf("an object is there after all: %v (err %v, managers %v)", got, err, managers(got))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _, _ := unstructured.NestedStringMap(got.Object, "data")
+			if !maps.Equal(data, tc.wantData) {
+				t.Fatalf("object holds %v, want %v", data, tc.wantData)
+			}
+			if _, owned := ownership.Of(got); owned {
+				t.Fatalf("ownership record left on the object: labels %v, annotations %v", got.GetLabels(), got.GetAnnotations())
+			}
+			if tc.wantUnwritten && got.GetResourceVersion() != rv {
+				t.Errorf("the replacement was written: resourceVersion %s -> %s, managers %v", rv, got.GetResourceVersion(), managers(got))
+			}
+		})
+	}
+}
+
+// patchHook passes requests on to next, calling before(n) ahead of the
+// n-th PATCH (from 1); an error from it fails that request unsent.
+type patchHook struct {
+	next    http.RoundTripper
+	before  func(n int) error
+	patches int
+}
+
+func (h *patchHook) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPatch {
+		h.patches++
+		if err := h.before(h.patches); err != nil {
+			return nil, err
+		}
+	}
+	return h.next.RoundTrip(req)
+}
+
+func deleteConfigMap(ctx context.Context, t *testing.T, c client.Client, ns, name string) {
+	t.Helper()
+	if err := c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// managers names the field managers of obj (nil: none).
+func managers(obj *unstructured.Unstructured) []string {
+	if obj == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range obj.GetManagedFields() {
+		out = append(out, e.Manager+"/"+string(e.Operation))
+	}
+	return out
 }
