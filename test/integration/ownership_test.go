@@ -125,13 +125,6 @@ func TestApplyWritesOnlyOverTheCheckedVersion(t *testing.T) {
 	const ns = "ownership-apply"
 	c, ri := configMapsIn(t, ns)
 	labels, annotations := ownerRecord(ns)
-	desired := func(name, value string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"namespace": ns, "name": name}, "data": map[string]any{"key": value}}}
-		u.SetLabels(labels)
-		u.SetAnnotations(annotations)
-		return u
-	}
 
 	cases := map[string]struct {
 		// noCopy: the object does not exist and none was read.
@@ -180,7 +173,7 @@ func TestApplyWritesOnlyOverTheCheckedVersion(t *testing.T) {
 				}
 			}
 
-			_, err = ownership.Apply(ctx, ri, desired(cmName, "atoll's new"), checked, "atoll-test")
+			_, err = ownership.Apply(ctx, ri, desiredConfigMap(ns, cmName, map[string]any{"key": "atoll's new"}), checked, "atoll-test")
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("Apply = %v, want %v", err, tc.wantErr)
 			}
@@ -207,6 +200,17 @@ func configMapsIn(t *testing.T, ns string) (client.Client, dynamic.ResourceInter
 	}
 	framework.CreateNamespace(t, c, ns)
 	return c, dyn.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns)
+}
+
+// desiredConfigMap is ConfigMap ns/name as atoll writes it: data and the
+// ownership record of ownerRecord.
+func desiredConfigMap(ns, name string, data map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"namespace": ns, "name": name}, "data": data}}
+	labels, annotations := ownerRecord(ns)
+	u.SetLabels(labels)
+	u.SetAnnotations(annotations)
+	return u
 }
 
 // ownerRecord is the ownership record (labels, annotations) binding
@@ -255,7 +259,7 @@ func TestCreateWritesNothingIntoAnObjectThatAppeared(t *testing.T) {
 		t.Fatal(err)
 	}
 	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
-	labels, annotations := ownerRecord(ns)
+	labels, _ := ownerRecord(ns)
 
 	cases := map[string]struct {
 		// appeared is the object someone else created first; nil: none.
@@ -299,11 +303,7 @@ func TestCreateWritesNothingIntoAnObjectThatAppeared(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			desired := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-				"metadata": map[string]any{"namespace": ns, "name": cmName},
-				"data":     map[string]any{"key": "atoll's", "atoll-only": "x"}}}
-			desired.SetLabels(labels)
-			desired.SetAnnotations(annotations)
+			desired := desiredConfigMap(ns, cmName, map[string]any{"key": "atoll's", "atoll-only": "x"})
 
 			created, err := ownership.Create(ctx, rc, gvr, desired, "atoll-test")
 			if !errors.Is(err, tc.wantErr) {
@@ -352,7 +352,6 @@ func TestCreateReleasesOnlyTheObjectItWroteInto(t *testing.T) {
 	const ns = "ownership-release"
 	c, ri := configMapsIn(t, ns)
 	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
-	labels, annotations := ownerRecord(ns)
 	errReset := errors.New("connection reset by the test")
 
 	cases := map[string]struct {
@@ -424,11 +423,7 @@ func TestCreateReleasesOnlyTheObjectItWroteInto(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			desired := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-				"metadata": map[string]any{"namespace": ns, "name": cmName},
-				"data":     map[string]any{"key": "atoll's", "atoll-only": "x"}}}
-			desired.SetLabels(labels)
-			desired.SetAnnotations(annotations)
+			desired := desiredConfigMap(ns, cmName, map[string]any{"key": "atoll's", "atoll-only": "x"})
 
 			if _, err = ownership.Create(ctx, rc, gvr, desired, "atoll-test"); !errors.Is(err, ownership.ErrExists) {
 				t.Fatalf("Create = %v, want %v", err, ownership.ErrExists)
