@@ -207,59 +207,59 @@ func Create(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResou
 	if relErr == nil {
 		return nil, fmt.Errorf("%s %s: %w", desired.GetKind(), klog.KObj(desired), ErrExists)
 	}
-	gone, err := dropRecord(ctx, rc, gvr, created, fieldManager)
+	handedBack, err := HandBack(ctx, dynamic.New(rc).Resource(gvr).Namespace(created.GetNamespace()), created, fieldManager)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%s %s: %w, but taking atoll's fields and ownership record out of it again failed: %w",
 			desired.GetKind(), klog.KObj(desired), ErrExists, errors.Join(relErr, err))
-	case gone:
-		return nil, fmt.Errorf("%s %s: %w (and deleted or replaced since)", desired.GetKind(), klog.KObj(desired), ErrExists)
+	case !handedBack:
+		return nil, fmt.Errorf("%s %s: %w (and since deleted, replaced or rid of atoll's record)", desired.GetKind(), klog.KObj(desired), ErrExists)
 	}
 	return nil, fmt.Errorf("%s %s: %w (atoll's ownership record taken out; its other fields not: %w)",
 		desired.GetKind(), klog.KObj(desired), ErrExists, relErr)
 }
 
-// dropAttempts bounds how often dropRecord reads again an object that
+// handBackAttempts bounds how often HandBack reads again an object that
 // keeps changing under it.
-const dropAttempts = 3
+const handBackAttempts = 3
 
-// dropRecord takes atoll's ownership record out of obj, the object Create
-// wrote into, with a merge patch over obj's resourceVersion; changed since,
-// it is read again and patched over its new version. gone: obj was deleted
-// or replaced by another object of its name meanwhile, which carries
-// nothing of atoll's and is left alone.
-func dropRecord(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, obj *unstructured.Unstructured,
-	fieldManager string) (gone bool, err error) {
-	for range dropAttempts {
+// HandBack removes atoll's ownership record from obj, a member object
+// that carries it, and leaves everything else as it is, with a merge
+// patch over obj's resourceVersion (HandBackPatch), so a concurrent change
+// is never overwritten. An object changed since obj was read is read
+// again and, if it still carries the same record, patched over its new
+// version. handedBack is false when there was nothing to take: the
+// object was deleted, replaced by another of its name, or carries
+// another record or none by now; nothing is written then.
+func HandBack(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, fieldManager string) (handedBack bool, err error) {
+	rec, _ := Of(obj)
+	for range handBackAttempts {
 		body, err := HandBackPatch(obj)
 		if err != nil {
 			return false, err
 		}
-		err = patch(rc, types.MergePatchType, gvr, obj, fieldManager).Body(body).Do(ctx).Error()
+		_, err = ri.Patch(ctx, obj.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: fieldManager})
 		switch {
 		case err == nil:
-			return false, nil
-		case apierrors.IsNotFound(err):
 			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil
 		case !apierrors.IsConflict(err):
 			return false, err
 		}
-		fresh := &unstructured.Unstructured{}
-		err = rc.Get().AbsPath(objectPath(gvr, obj)...).Do(ctx).Into(fresh)
+		fresh, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			return true, nil
+			return false, nil
 		case err != nil:
 			return false, err
-		case fresh.GetUID() != obj.GetUID():
-			return true, nil
 		}
-		if _, owned := Of(fresh); !owned {
+		if now, ok := Of(fresh); !ok || now != rec || fresh.GetUID() != obj.GetUID() {
 			return false, nil
 		}
 		obj = fresh
 	}
-	return false, fmt.Errorf("the object changed %d times while atoll's ownership record was being taken out", dropAttempts)
+	return false, fmt.Errorf("%s %s changed %d times while atoll's ownership record was being taken out", obj.GetKind(), klog.KObj(obj), handBackAttempts)
 }
 
 // RESTClientFor is the REST client of cfg that Create takes: the one
@@ -294,12 +294,6 @@ func release(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionReso
 // patch is a PATCH of obj (a gvr object) as fieldManager, at the URL path
 // the dynamic client would use.
 func patch(rc rest.Interface, pt types.PatchType, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) *rest.Request {
-	return rc.Patch(pt).AbsPath(objectPath(gvr, obj)...).Param("fieldManager", fieldManager)
-}
-
-// objectPath is the URL path of obj, a gvr object, as the dynamic client
-// names it.
-func objectPath(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) []string {
 	p := []string{"apis", gvr.Group, gvr.Version}
 	if gvr.Group == "" {
 		p = []string{"api", gvr.Version}
@@ -307,7 +301,7 @@ func objectPath(gvr schema.GroupVersionResource, obj *unstructured.Unstructured)
 	if ns := obj.GetNamespace(); ns != "" {
 		p = append(p, "namespaces", ns)
 	}
-	return append(p, gvr.Resource, obj.GetName())
+	return rc.Patch(pt).AbsPath(append(p, gvr.Resource, obj.GetName())...).Param("fieldManager", fieldManager)
 }
 
 // encode is obj's JSON body.

@@ -488,3 +488,97 @@ func managers(obj *unstructured.Unstructured) []string {
 	}
 	return out
 }
+
+// TestHandBackRemovesOnlyItsOwnRecord hands a ConfigMap back through
+// ownership.HandBack, as the executor does when it keeps a member object
+// (taken over, preserved, a CRD or namespace still in use) and as a
+// create does with what appeared, from the copy read before something
+// else happened to it, on a real API server. The record goes and nothing
+// else changes; an object changed since is read again and its change
+// kept; one whose record is another binding's by now, or that was
+// replaced or deleted, is not written.
+func TestHandBackRemovesOnlyItsOwnRecord(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	const ns = "ownership-handback"
+	c, ri := configMapsIn(t, ns)
+	labels, annotations := ownerRecord(ns)
+
+	cases := map[string]struct {
+		meanwhile func(t *testing.T, cm *corev1.ConfigMap)
+		// wantHandedBack: HandBack removed the record; wantAbsent: no
+		// object afterwards; wantValue and wantOwnedBy: what it holds.
+		wantHandedBack bool
+		wantAbsent     bool
+		wantValue      string
+		wantOwnedBy    string // the binding named by its record; "" none
+	}{
+		"unchanged: the record goes, the rest stays": {wantHandedBack: true, wantValue: "atoll's"},
+		"changed since: the record goes from the new version, the change stays": {
+			meanwhile: func(t *testing.T, cm *corev1.ConfigMap) {
+				cm.Data["key"] = "scaled"
+				update(ctx, t, c, cm)
+			},
+			wantHandedBack: true, wantValue: "scaled",
+		},
+		"another binding's record by now: untouched": {
+			meanwhile: func(t *testing.T, cm *corev1.ConfigMap) {
+				cm.Annotations[workv1alpha2.ResourceBindingNameAnnotation] = "other-deployment"
+				update(ctx, t, c, cm)
+			},
+			wantValue: "atoll's", wantOwnedBy: "other-deployment",
+		},
+		"replaced by another of its name: untouched": {
+			meanwhile: func(t *testing.T, cm *corev1.ConfigMap) {
+				deleteConfigMap(ctx, t, c, ns, cm.Name)
+				again := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cm.Name, Labels: maps.Clone(labels),
+					Annotations: maps.Clone(annotations)}, Data: map[string]string{"key": "again"}}
+				if err := c.Create(ctx, again); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantValue: "again", wantOwnedBy: "web-deployment",
+		},
+		"deleted: nothing written": {
+			meanwhile:  func(t *testing.T, cm *corev1.ConfigMap) { deleteConfigMap(ctx, t, c, ns, cm.Name) },
+			wantAbsent: true,
+		},
+	}
+	names := caseNames(c, ns)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cmName := names(t)
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName, Labels: maps.Clone(labels), Annotations: maps.Clone(annotations)},
+				Data: map[string]string{"key": "atoll's"}}
+			if err := c.Create(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+			read, err := ri.Get(ctx, cmName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.meanwhile != nil {
+				tc.meanwhile(t, cm)
+			}
+
+			handedBack, err := ownership.HandBack(ctx, ri, read, "atoll-test")
+			if err != nil || handedBack != tc.wantHandedBack {
+				t.Fatalf("HandBack = %v, %v; want %v, nil", handedBack, err, tc.wantHandedBack)
+			}
+			got := &corev1.ConfigMap{}
+			err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: cmName}, got)
+			if tc.wantAbsent {
+				if !apierrors.IsNotFound(err) {
+					t.Fatalf("an object is there after all: %v (err %v)", got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, owned := ownership.Of(got)
+			if got.Data["key"] != tc.wantValue || owned != (tc.wantOwnedBy != "") || rec.Name != tc.wantOwnedBy {
+				t.Fatalf("object holds %q, record %+v (present %v); want %q, owned by %q", got.Data["key"], rec, owned, tc.wantValue, tc.wantOwnedBy)
+			}
+		})
+	}
+}

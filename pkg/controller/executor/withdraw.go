@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -214,19 +213,15 @@ func (r *reconciler) crdInUse(ctx context.Context, b client.Object, dyn dynamic.
 }
 
 // handBack removes atoll's ownership marks from a member object and leaves
-// the object itself as it is, with an optimistic lock so a concurrent
-// change is never overwritten. b (may be nil) gets an event.
+// the object itself as it is, never over a concurrent change
+// (ownership.HandBack). b (may be nil) gets an event.
 func (r *reconciler) handBack(ctx context.Context, b client.Object, ri dynamic.ResourceInterface, existing *unstructured.Unstructured, cluster string) error {
-	patch, err := ownership.HandBackPatch(existing)
-	if err != nil {
-		return err
-	}
-	_, err = ri.Patch(ctx, existing.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: names.FieldManager})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
+	handedBack, err := ownership.HandBack(ctx, ri, existing, names.FieldManager)
 	if err != nil {
 		return fmt.Errorf("handing %s back in cluster %s: %w", klog.KObj(existing), cluster, err)
+	}
+	if !handedBack {
+		return nil // gone, or no longer this binding's copy: nothing to hand back
 	}
 	handedBackTotal.WithLabelValues(r.kind.name()).Inc()
 	if b != nil { // nil: the binding is gone (a pending withdrawal)
