@@ -146,6 +146,9 @@ func (m *memberClients) cleanUp(ctx context.Context, w io.Writer, cp *controlPla
 	}
 	fmt.Fprintf(w, "cluster %s: %d objects deleted, %d handed back (taken over, preserved, or a namespace holding others' objects), %d left alone (labelled %s but not atoll's)\n",
 		m.name, r.deleted, r.handedBack, r.foreign, workv1alpha2.ManagedLabel)
+	if r.unseen != nil {
+		fmt.Fprintf(w, "cluster %s: not looked at, so atoll's objects there stay and its namespaces are handed back: %v\n", m.name, r.unseen)
+	}
 
 	sa := serviceAccountName(m.name)
 	background := metav1.DeletePropagationBackground
@@ -158,8 +161,12 @@ func (m *memberClients) cleanUp(ctx context.Context, w io.Writer, cp *controlPla
 	return nil
 }
 
-// cleanupResult counts what unjoin did to labelled member objects.
-type cleanupResult struct{ deleted, handedBack, foreign int }
+// cleanupResult counts what unjoin did to labelled member objects; unseen
+// says which API groups did not answer discovery (nil: none).
+type cleanupResult struct {
+	deleted, handedBack, foreign int
+	unseen                       error
+}
 
 // memberObject is one labelled object found in the member.
 type memberObject struct {
@@ -181,11 +188,12 @@ func (m *memberClients) deleteOwned(ctx context.Context, cp *controlPlane) (clea
 	if err != nil {
 		return r, err
 	}
+	r.unseen = resources.unseen
 	owned := ownerCheck{cp: cp, ids: map[ownership.Record]bool{}}
 	var namespaced, clusterScoped, namespaces []memberObject
 	seen := sets.New[types.UID]()
 	selector := labels.SelectorFromSet(labels.Set{workv1alpha2.ManagedLabel: "true"}).String()
-	for _, res := range resources {
+	for _, res := range resources.list {
 		err := m.listIn(ctx, res, "", metav1.ListOptions{LabelSelector: selector}, func(o memberObject) error {
 			if seen.Has(o.meta.UID) {
 				return nil // the same object under another group (events)
@@ -227,7 +235,7 @@ func (m *memberClients) deleteOwned(ctx context.Context, cp *controlPlane) (clea
 // objects atoll did not create. Only the version listed is deleted or
 // patched: one changed since (taken over meanwhile, say) is read and
 // decided again, a few times at most.
-func (m *memberClients) letGo(ctx context.Context, o memberObject, owned *ownerCheck, resources []memberResource,
+func (m *memberClients) letGo(ctx context.Context, o memberObject, owned *ownerCheck, resources memberResources,
 	deleted sets.Set[types.UID], r *cleanupResult) error {
 	ri := m.meta.Resource(o.gvr).Namespace(o.meta.Namespace)
 	for attempt := 1; ; attempt++ {
@@ -260,7 +268,7 @@ const letGoAttempts = 3
 
 // letGoOnce is one attempt of letGo; ownership.ErrChanged when the object
 // is no longer the version in o.
-func (m *memberClients) letGoOnce(ctx context.Context, ri metadata.ResourceInterface, o memberObject, resources []memberResource,
+func (m *memberClients) letGoOnce(ctx context.Context, ri metadata.ResourceInterface, o memberObject, resources memberResources,
 	deleted sets.Set[types.UID], r *cleanupResult) error {
 	keep := ownership.HandedOver(&o.meta)
 	if !keep && o.gvr.Group == "" && o.gvr.Resource == "namespaces" {
@@ -296,18 +304,26 @@ func (m *memberClients) letGoOnce(ctx context.Context, ri metadata.ResourceInter
 	return nil
 }
 
+// memberResources are the resources unjoin may list and delete; unseen
+// names the API groups that did not answer discovery (nil: all did),
+// whose objects it cannot see.
+type memberResources struct {
+	list   []memberResource
+	unseen error
+}
+
 // memberResource is a resource unjoin may list and delete.
 type memberResource struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
 }
 
-func (m *memberClients) resources(ctx context.Context) ([]memberResource, error) {
+func (m *memberClients) resources(ctx context.Context) (memberResources, error) {
 	lists, err := m.kube.Discovery().ServerPreferredResourcesWithContext(ctx)
 	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
-		return nil, err
+		return memberResources{}, err
 	}
-	var out []memberResource
+	out := memberResources{unseen: err}
 	for _, rl := range lists {
 		gv, err := schema.ParseGroupVersion(rl.GroupVersion)
 		if err != nil {
@@ -317,7 +333,7 @@ func (m *memberClients) resources(ctx context.Context) ([]memberResource, error)
 			if strings.Contains(r.Name, "/") || !sets.New(r.Verbs...).HasAll("list", "delete") {
 				continue
 			}
-			out = append(out, memberResource{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced})
+			out.list = append(out.list, memberResource{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced})
 		}
 	}
 	return out, nil
@@ -347,10 +363,15 @@ func (m *memberClients) listIn(ctx context.Context, res memberResource, ns strin
 // holdsOthers reports whether namespace ns still holds an object atoll did
 // not create: anything but what unjoin just deleted, their dependents (an
 // owner reference: pods of a Deployment, say, on their way out) and what
-// Kubernetes puts in every namespace.
-func (m *memberClients) holdsOthers(ctx context.Context, resources []memberResource, ns string, deleted sets.Set[types.UID]) (bool, error) {
+// Kubernetes puts in every namespace. With an API group that did not
+// answer discovery it may, unseen: deleting the namespace would take that
+// group's objects in it once the group is back.
+func (m *memberClients) holdsOthers(ctx context.Context, resources memberResources, ns string, deleted sets.Set[types.UID]) (bool, error) {
+	if resources.unseen != nil {
+		return true, nil
+	}
 	errFound := fmt.Errorf("found")
-	for _, res := range resources {
+	for _, res := range resources.list {
 		if !res.namespaced || res.gvr.Resource == "events" {
 			continue
 		}

@@ -3,6 +3,7 @@ package join
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -99,7 +100,7 @@ func TestLetGoReadsAChangedObjectAgain(t *testing.T) {
 			o := memberObject{gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, namespaced: true, meta: owned("10")}
 
 			var got cleanupResult
-			if err := m.letGo(context.Background(), o, check, nil, sets.New[types.UID](), &got); err != nil {
+			if err := m.letGo(context.Background(), o, check, memberResources{}, sets.New[types.UID](), &got); err != nil {
 				t.Fatal(err)
 			}
 			if got != tc.want {
@@ -119,4 +120,52 @@ func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason) {
 		status = metav1.StatusFailure
 	}
 	_ = json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: status, Code: int32(code), Reason: reason})
+}
+
+// TestNamespaceIsKeptWhileAGroupIsUnseen: an owned namespace is handed
+// back, not deleted, when an API group of the member did not answer
+// discovery: it may hold objects of that group that unjoin cannot list,
+// and deleting the namespace would take them once the group is back. The
+// member here is an httptest server speaking the metadata API; it fails
+// the test on a DELETE or a LIST.
+func TestNamespaceIsKeptWhileAGroupIsUnseen(t *testing.T) {
+	var patches []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPatch || r.URL.Path != "/api/v1/namespaces/shop" {
+			t.Errorf("unexpected %s %s", r.Method, r.URL.Path)
+			http.NotFound(w, r)
+			return
+		}
+		patches = append(patches, r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(metav1.PartialObjectMetadata{
+			TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}, ObjectMeta: metav1.ObjectMeta{Name: "shop"}})
+	}))
+	defer srv.Close()
+	meta, err := metadata.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &memberClients{name: "member1", meta: meta}
+	ns := metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"},
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "uid-1", ResourceVersion: "10",
+			Labels:      map[string]string{workv1alpha2.ManagedLabel: "true", workv1alpha2.ClusterResourceBindingPermanentIDLabel: "id-1"},
+			Annotations: map[string]string{workv1alpha2.ClusterResourceBindingAnnotation: "shop-namespace"}},
+	}
+	rec, _ := ownership.Of(&ns)
+	check := &ownerCheck{ids: map[ownership.Record]bool{rec: true}}
+	o := memberObject{gvr: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, meta: ns}
+	resources := memberResources{
+		list:   []memberResource{{gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, namespaced: true}},
+		unseen: errors.New("unable to retrieve the complete list of server APIs: broken.atoll.test/v1: stale GroupVersion discovery"),
+	}
+
+	var got cleanupResult
+	if err := m.letGo(context.Background(), o, check, resources, sets.New[types.UID](), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.handedBack != 1 || got.deleted != 0 || len(patches) != 1 {
+		t.Errorf("result %+v after PATCHes %v, want the namespace handed back by one PATCH", got, patches)
+	}
 }

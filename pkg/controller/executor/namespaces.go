@@ -119,9 +119,14 @@ func namespaceKey(member *clustercache.Member, ns string) string {
 // do not count.
 func (r *reconciler) namespaceInUse(ctx context.Context, b client.Object, member *clustercache.Member, ri dynamic.ResourceInterface,
 	ns *unstructured.Unstructured, cluster string) (keep bool, err error) {
+	// Every group must answer: one that does not (an aggregated API that
+	// is down) may hold objects atoll cannot see, which the namespace's
+	// deletion would take with it once the group is back. Until then the
+	// withdrawal waits, as the member's own namespace controller would.
 	lists, err := member.Kube.Discovery().ServerPreferredNamespacedResources()
-	if err != nil && len(lists) == 0 {
-		return false, fmt.Errorf("discovering the resources of cluster %s before withdrawing namespace %s: %w", cluster, ns.GetName(), err)
+	if err != nil {
+		return false, fmt.Errorf("discovering the resources of cluster %s before withdrawing namespace %s (waits until every API group answers): %w",
+			cluster, ns.GetName(), err)
 	}
 	var atollObject string
 	for _, list := range lists {
