@@ -30,7 +30,6 @@ func TestDeleteTakesOnlyTheCheckedVersion(t *testing.T) {
 	ctx := framework.Context(t, time.Minute)
 	const ns = "ownership-delete"
 	c, ri := configMapsIn(t, ns)
-	labels, annotations := ownerRecord(ns)
 
 	cases := map[string]struct {
 		// meanwhile happens between the read and the delete.
@@ -79,24 +78,12 @@ func TestDeleteTakesOnlyTheCheckedVersion(t *testing.T) {
 	names := caseNames(c, ns)
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names(t),
-				Labels: maps.Clone(labels), Annotations: maps.Clone(annotations)},
-				Data: map[string]string{"key": "atoll's"}}
-			if err := c.Create(ctx, cm); err != nil {
-				t.Fatal(err)
-			}
-			checked, err := ri.Get(ctx, cm.Name, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cm, checked := recordedCopy(ctx, t, c, ri, ns, names(t), tc.meanwhile)
 			if _, owned := ownership.Of(checked); !owned {
 				t.Fatalf("the test's ConfigMap carries no complete ownership record: %v %v", checked.GetLabels(), checked.GetAnnotations())
 			}
-			if tc.meanwhile != nil {
-				tc.meanwhile(t, cm)
-			}
 
-			err = ownership.Delete(ctx, ri, checked, metav1.DeleteOptions{})
+			err := ownership.Delete(ctx, ri, checked, metav1.DeleteOptions{})
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("Delete = %v, want %v", err, tc.wantErr)
 			}
@@ -124,7 +111,6 @@ func TestApplyWritesOnlyOverTheCheckedVersion(t *testing.T) {
 	ctx := framework.Context(t, time.Minute)
 	const ns = "ownership-apply"
 	c, ri := configMapsIn(t, ns)
-	labels, annotations := ownerRecord(ns)
 
 	cases := map[string]struct {
 		// noCopy: the object does not exist and none was read.
@@ -158,22 +144,11 @@ func TestApplyWritesOnlyOverTheCheckedVersion(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cmName := names(t)
 			var checked *unstructured.Unstructured
-			var err error
 			if !tc.noCopy {
-				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName, Labels: maps.Clone(labels), Annotations: maps.Clone(annotations)},
-					Data: map[string]string{"key": "atoll's"}}
-				if err := c.Create(ctx, cm); err != nil {
-					t.Fatal(err)
-				}
-				if checked, err = ri.Get(ctx, cmName, metav1.GetOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				if tc.meanwhile != nil {
-					tc.meanwhile(t, cm)
-				}
+				_, checked = recordedCopy(ctx, t, c, ri, ns, cmName, tc.meanwhile)
 			}
 
-			_, err = ownership.Apply(ctx, ri, desiredConfigMap(ns, cmName, map[string]any{"key": "atoll's new"}), checked, "atoll-test")
+			_, err := ownership.Apply(ctx, ri, desiredConfigMap(ns, cmName, map[string]any{"key": "atoll's new"}), checked, "atoll-test")
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("Apply = %v, want %v", err, tc.wantErr)
 			}
@@ -200,6 +175,29 @@ func configMapsIn(t *testing.T, ns string) (client.Client, dynamic.ResourceInter
 	}
 	framework.CreateNamespace(t, c, ns)
 	return c, dyn.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns)
+}
+
+// recordedCopy creates ConfigMap ns/name carrying ownerRecord's record and
+// key "atoll's", reads it as atoll would (read), and then runs meanwhile
+// (nil: nothing) on it: what happens to the object after atoll read it
+// (cm is the object as meanwhile left it).
+func recordedCopy(ctx context.Context, t *testing.T, c client.Client, ri dynamic.ResourceInterface, ns, name string,
+	meanwhile func(t *testing.T, cm *corev1.ConfigMap)) (cm *corev1.ConfigMap, read *unstructured.Unstructured) {
+	t.Helper()
+	labels, annotations := ownerRecord(ns)
+	cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: annotations},
+		Data: map[string]string{"key": "atoll's"}}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	read, err := ri.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meanwhile != nil {
+		meanwhile(t, cm)
+	}
+	return cm, read
 }
 
 // desiredConfigMap is ConfigMap ns/name as atoll writes it: data and the
@@ -547,18 +545,7 @@ func TestHandBackRemovesOnlyItsOwnRecord(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			cmName := names(t)
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmName, Labels: maps.Clone(labels), Annotations: maps.Clone(annotations)},
-				Data: map[string]string{"key": "atoll's"}}
-			if err := c.Create(ctx, cm); err != nil {
-				t.Fatal(err)
-			}
-			read, err := ri.Get(ctx, cmName, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.meanwhile != nil {
-				tc.meanwhile(t, cm)
-			}
+			_, read := recordedCopy(ctx, t, c, ri, ns, cmName, tc.meanwhile)
 
 			handedBack, err := ownership.HandBack(ctx, ri, read, "atoll-test")
 			if err != nil || handedBack != tc.wantHandedBack {
