@@ -177,15 +177,25 @@ func isNamespace(gk schema.GroupKind) bool { return gk.Group == "" && gk.Kind ==
 // crdInUse decides the withdrawal of a member CustomResourceDefinition (b
 // is nil for a pending withdrawal whose binding is gone),
 // whose deletion would delete every object of its kind there: with an
-// object atoll does not own (a member's own data) it is handed back and
-// kept (keep true); with only objects atoll propagated it waits (an error:
+// object atoll does not own (a member's own data), or serving no version
+// (its objects cannot be listed), it is handed back and kept (keep true); with only objects atoll propagated it waits (an error:
 // retried with backoff) until their own withdrawals are done, so a CRD
 // never goes before its custom resources; with none it may be deleted.
 func (r *reconciler) crdInUse(ctx context.Context, b client.Object, dyn dynamic.Interface, ri dynamic.ResourceInterface,
 	crd *unstructured.Unstructured, cluster string) (keep bool, err error) {
 	gvr, _, ok := interpreter.CustomResourceOf(crd)
 	if !ok {
-		return false, nil
+		// It serves no version (the API server accepts that), so the
+		// objects stored under it cannot be listed, and deleting it would
+		// delete them; its storedVersions are set at creation, so they do
+		// not tell an empty one from a full one.
+		if b != nil {
+			r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "CRDKept", "Withdraw",
+				"Kept CustomResourceDefinition %s in cluster %s: it serves no version, so the objects stored under it cannot be listed",
+				crd.GetName(), cluster)
+		}
+		klog.FromContext(ctx).V(0).Info("Keeping a member CRD that serves no version", "crd", crd.GetName(), "cluster", cluster)
+		return true, r.handBack(ctx, b, ri, crd, cluster)
 	}
 	list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 500})
 	if apierrors.IsNotFound(err) {
@@ -316,6 +326,10 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 	template.SetName(spec.Resource.Name)
 	var withdrawn withdrawals
 	defer withdrawn.record(r, b, spec) // also what was deleted before an error
+	// One member's failure (a withdrawal that must wait there) does not
+	// hold up the others': every cluster is tried, and the binding keeps
+	// its finalizer while any failed.
+	var errs []error
 	for c := range clusters {
 		if why := r.notReady(ctx, c); why != "" {
 			// A dead member does not hold the binding (and so the
@@ -328,11 +342,15 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 		}
 		deleted, err := r.withdrawOrHandBack(ctx, b, spec, c, template, handBack)
 		if err != nil {
-			return reconcile.Result{}, err
+			errs = append(errs, err)
+			continue
 		}
 		if deleted {
 			withdrawn.add(c)
 		}
+	}
+	if len(errs) > 0 {
+		return reconcile.Result{}, errors.Join(errs...)
 	}
 	// b may be the cache's object: the finalizer comes off a copy.
 	base := b

@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/atoll-dev/atoll/pkg/util/names"
 	utiltesting "github.com/atoll-dev/atoll/pkg/util/testing"
@@ -236,4 +238,80 @@ func sizeOnlyCRD(group, version, kind, plural string) *unstructured.Unstructured
 	_ = unstructured.SetNestedField(versions[0].(map[string]any), schema, "schema", "openAPIV3Schema")
 	_ = unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions")
 	return crd
+}
+
+// TestCRDThatServesNoVersionIsKept: a CRD whose template stops serving its
+// only version (the API server accepts a CRD that serves none) still has
+// its objects stored in the members, where atoll cannot list them. Deleting
+// the template then hands the member CRDs back instead of deleting them
+// with what is stored under them: member2's own Relic is there again once
+// its CRD serves v1 again. Before, a CRD that served no version counted as
+// one nothing used, and went with member2's Relic.
+func TestCRDThatServesNoVersionIsKept(t *testing.T) {
+	ctx := framework.Context(t, 4*time.Minute)
+	c := world.Client(t)
+	const name = "relics.unserved.example.com"
+	relics := schema.GroupVersionResource{Group: "unserved.example.com", Version: "v1", Resource: "relics"}
+	framework.CreateAndCleanup(t, c, schemalessCRD(relics.Group, relics.Version, "Relic", relics.Resource),
+		utiltesting.MakePropagationPolicy("relic-crd", "").Select("apiextensions.k8s.io/v1", "CustomResourceDefinition", name).
+			ClusterNames(members...).ClusterObj())
+	for _, m := range members {
+		t.Cleanup(func() {
+			_ = world.MemberDynamic(t, m).Resource(crds).Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
+	}
+	d2 := world.MemberDynamic(t, "member2")
+	local := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "unserved.example.com/v1", "kind": "Relic",
+		"metadata": map[string]any{"namespace": "default", "name": "local"}, "spec": map[string]any{"age": int64(3)}}}
+	framework.Eventually(t, 2*time.Minute, "member2 serves relics and holds its own", func() (bool, string) {
+		_, err := d2.Resource(relics).Namespace("default").Create(ctx, local, metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
+	})
+
+	// The template stops serving v1; the members' CRDs follow.
+	unserve := []byte(`[{"op": "replace", "path": "/spec/versions/0/served", "value": false}]`)
+	template := schemalessCRD(relics.Group, relics.Version, "Relic", relics.Resource)
+	if err := c.Patch(ctx, template, client.RawPatch(types.JSONPatchType, unserve)); err != nil {
+		t.Fatalf("unserving the template's v1: %v", err)
+	}
+	for _, m := range members {
+		framework.Eventually(t, time.Minute, m+": the CRD serves no version", func() (bool, string) {
+			crd, err := world.MemberDynamic(t, m).Resource(crds).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+			served := len(versions) == 1 && versions[0].(map[string]any)["served"] == true
+			return !served, fmt.Sprintf("versions %v", versions)
+		})
+	}
+
+	if err := c.Delete(ctx, template); err != nil {
+		t.Fatalf("deleting the CRD template: %v", err)
+	}
+	for _, m := range members {
+		framework.Eventually(t, 2*time.Minute, m+": the CRD handed back", func() (bool, string) {
+			crd, err := world.MemberDynamic(t, m).Resource(crds).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, "CRD: " + err.Error()
+			}
+			_, managed := crd.GetLabels()["karmada.io/managed"]
+			return !managed && crd.GetDeletionTimestamp() == nil, fmt.Sprintf("CRD labels %v", crd.GetLabels())
+		})
+	}
+	framework.Consistently(t, 10*time.Second, "both members keep the CRD", func() (bool, string) {
+		for _, m := range members {
+			if ok, why := exists(ctx, world.MemberDynamic(t, m).Resource(crds), name); !ok {
+				return false, m + ": " + why
+			}
+		}
+		return true, ""
+	})
+	if _, err := d2.Resource(crds).Patch(ctx, name, types.JSONPatchType,
+		[]byte(`[{"op": "replace", "path": "/spec/versions/0/served", "value": true}]`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("serving member2's v1 again: %v", err)
+	}
+	framework.Eventually(t, time.Minute, "member2's own Relic is still there", func() (bool, string) {
+		return exists(ctx, d2.Resource(relics).Namespace("default"), "local")
+	})
 }
