@@ -175,12 +175,13 @@ func takesOthersWith(gk schema.GroupKind) bool {
 func isNamespace(gk schema.GroupKind) bool { return gk.Group == "" && gk.Kind == "Namespace" }
 
 // crdInUse decides the withdrawal of a member CustomResourceDefinition (b
-// is nil for a pending withdrawal whose binding is gone),
-// whose deletion would delete every object of its kind there: with an
-// object atoll does not own (a member's own data), or serving no version
-// (its objects cannot be listed), it is handed back and kept (keep true); with only objects atoll propagated it waits (an error:
-// retried with backoff) until their own withdrawals are done, so a CRD
-// never goes before its custom resources; with none it may be deleted.
+// is nil for a pending withdrawal whose binding is gone), whose deletion
+// would delete every object of its kind there: with an object atoll does
+// not own (a member's own data), or serving no version (its objects
+// cannot be listed), it is handed back and kept (keep true); with only
+// objects atoll propagated it waits (an error: retried with backoff) until
+// their own withdrawals are done, so a CRD never goes before its custom
+// resources; with none it may be deleted.
 func (r *reconciler) crdInUse(ctx context.Context, b client.Object, dyn dynamic.Interface, ri dynamic.ResourceInterface,
 	crd *unstructured.Unstructured, cluster string) (keep bool, err error) {
 	gvr, _, ok := interpreter.CustomResourceOf(crd)
