@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,14 +158,22 @@ data: {owner: member}
 	}
 
 	deleteBaseline(t, "gizmo")
+	// The baseline is gone once the executor's DELETEs are answered; an
+	// object with finalizers (the CRD's customresourcecleanup) goes from
+	// the member a moment later. The order is that of the deletions'
+	// beginnings: the first event that shows the object going.
+	begun := func(gvr schema.GroupVersionResource, name string) int64 {
+		return rec.first(gvr, name, func(e event) bool { return e.typ == watch.Deleted || e.obj.GetDeletionTimestamp() != nil })
+	}
 	deleted := func(gvr schema.GroupVersionResource, name string) int64 {
 		return rec.first(gvr, name, func(e event) bool { return e.typ == watch.Deleted })
 	}
-	gizmoGone, operatorGone, crdGone := deleted(gizmosGVR, "main"), deleted(deploymentsGVR, "gizmo-operator"), deleted(crdsGVR, "gizmos.example.com")
-	t.Logf("member1 deletions: Gizmo %d, operator %d, CRD %d", gizmoGone, operatorGone, crdGone)
-	if gizmoGone == 0 || operatorGone == 0 || crdGone == 0 {
-		t.Fatalf("not withdrawn: Gizmo %d, operator %d, CRD %d", gizmoGone, operatorGone, crdGone)
-	}
+	framework.Eventually(t, time.Minute, "the Gizmo, the operator and the CRD deleted from member1", func() (bool, string) {
+		gizmo, operator, crd := deleted(gizmosGVR, "main"), deleted(deploymentsGVR, "gizmo-operator"), deleted(crdsGVR, "gizmos.example.com")
+		return gizmo > 0 && operator > 0 && crd > 0, fmt.Sprintf("deleted at revisions: Gizmo %d, operator %d, CRD %d", gizmo, operator, crd)
+	})
+	gizmoGone, operatorGone, crdGone := begun(gizmosGVR, "main"), begun(deploymentsGVR, "gizmo-operator"), begun(crdsGVR, "gizmos.example.com")
+	t.Logf("member1 deletions begun: Gizmo %d, operator %d, CRD %d", gizmoGone, operatorGone, crdGone)
 	if gizmoGone >= operatorGone || operatorGone >= crdGone {
 		t.Errorf("withdrawal out of reverse dependency order: Gizmo %d, operator %d, CRD %d", gizmoGone, operatorGone, crdGone)
 	}
