@@ -190,13 +190,7 @@ func (r *reconciler) crdInUse(ctx context.Context, b client.Object, dyn dynamic.
 		// objects stored under it cannot be listed, and deleting it would
 		// delete them; its storedVersions are set at creation, so they do
 		// not tell an empty one from a full one.
-		if b != nil {
-			r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "CRDKept", "Withdraw",
-				"Kept CustomResourceDefinition %s in cluster %s: it serves no version, so the objects stored under it cannot be listed",
-				crd.GetName(), cluster)
-		}
-		klog.FromContext(ctx).V(0).Info("Keeping a member CRD that serves no version", "crd", crd.GetName(), "cluster", cluster)
-		return true, r.handBack(ctx, b, ri, crd, cluster)
+		return true, r.keepCRD(ctx, b, ri, crd, cluster, "it serves no version, so the objects stored under it cannot be listed")
 	}
 	list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 500})
 	if apierrors.IsNotFound(err) {
@@ -210,17 +204,22 @@ func (r *reconciler) crdInUse(ctx context.Context, b client.Object, dyn dynamic.
 	}
 	for i := range list.Items {
 		if _, owned := ownership.Of(&list.Items[i]); !owned {
-			if b != nil { // nil: the binding is gone (a pending withdrawal)
-				r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "CRDKept", "Withdraw",
-					"Kept CustomResourceDefinition %s in cluster %s: it serves objects atoll does not own (%s %s)",
-					crd.GetName(), cluster, list.Items[i].GetKind(), klog.KObj(&list.Items[i]))
-			}
-			klog.FromContext(ctx).V(0).Info("Keeping a member CRD that serves objects atoll does not own", "crd", crd.GetName(),
-				"cluster", cluster, "object", klog.KObj(&list.Items[i]))
-			return true, r.handBack(ctx, b, ri, crd, cluster)
+			return true, r.keepCRD(ctx, b, ri, crd, cluster, fmt.Sprintf("it serves objects atoll does not own (%s %s)",
+				list.Items[i].GetKind(), klog.KObj(&list.Items[i])))
 		}
 	}
 	return false, fmt.Errorf("withdrawing CustomResourceDefinition %s from cluster %s: %d object(s) of it left: %w", crd.GetName(), cluster, len(list.Items), errContentsLeft)
+}
+
+// keepCRD hands a member CRD back instead of deleting it, and says why on
+// b (nil for a pending withdrawal: the binding is gone) and in the log.
+func (r *reconciler) keepCRD(ctx context.Context, b client.Object, ri dynamic.ResourceInterface, crd *unstructured.Unstructured, cluster, why string) error {
+	if b != nil {
+		r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "CRDKept", "Withdraw", "Kept CustomResourceDefinition %s in cluster %s: %s",
+			crd.GetName(), cluster, why)
+	}
+	klog.FromContext(ctx).V(0).Info("Keeping a member CRD instead of withdrawing it", "crd", crd.GetName(), "cluster", cluster, "reason", why)
+	return r.handBack(ctx, b, ri, crd, cluster)
 }
 
 // handBack removes atoll's ownership marks from a member object and leaves
