@@ -125,8 +125,8 @@ func (r *reconciler) namespaceInUse(ctx context.Context, b client.Object, member
 	// withdrawal waits, as the member's own namespace controller would.
 	lists, err := member.Kube.Discovery().ServerPreferredNamespacedResources()
 	if err != nil {
-		return false, fmt.Errorf("discovering the resources of cluster %s before withdrawing namespace %s (waits until every API group answers): %w",
-			cluster, ns.GetName(), err)
+		return false, fmt.Errorf("discovering the resources of cluster %s before withdrawing namespace %s: %w: %w",
+			cluster, ns.GetName(), errGroupsUnseen, err)
 	}
 	var atollObject string
 	for _, list := range lists {

@@ -195,6 +195,9 @@ func (r *reconciler) sync(ctx context.Context, b client.Object, spec *workv1alph
 			r.unresponsive.observe(cluster, err)
 			errs = append(errs, err)
 			kept[cluster] = "withdrawal pending" // keep tracking it until gone
+			if why := waitReason(err); why != "" {
+				kept[cluster] += ": " + why
+			}
 			continue
 		}
 		if deleted {

@@ -150,6 +150,23 @@ func (w *withdrawals) record(r *reconciler, b client.Object, spec *workv1alpha2.
 // withdrawn before it goes.
 var errContentsLeft = errors.New("objects atoll propagated are still under it in the member")
 
+// errGroupsUnseen: a member Namespace waits until every API group of the
+// member answers discovery, since a group that does not may hold objects
+// in it that atoll has not seen.
+var errGroupsUnseen = errors.New("an API group of the member does not answer discovery, so what the namespace holds there is unseen")
+
+// waitReason says why a withdrawal that failed with err waits on the
+// member's state ("" for any other failure): the reason a binding's
+// status and events give while its copy stays.
+func waitReason(err error) string {
+	for _, wait := range []error{errContentsLeft, errGroupsUnseen} {
+		if errors.Is(err, wait) {
+			return wait.Error()
+		}
+	}
+	return ""
+}
+
 // guardDeletion decides the withdrawal of a member object whose deletion
 // takes others with it: a CustomResourceDefinition (every object of its
 // kind) or a Namespace (everything in it). keep: hand it back instead (done
@@ -342,6 +359,12 @@ func (r *reconciler) finalize(ctx context.Context, b client.Object, spec *workv1
 		}
 		deleted, err := r.withdrawOrHandBack(ctx, b, spec, c, template, handBack)
 		if err != nil {
+			if why := waitReason(err); why != "" {
+				// The binding is going: its events are where a user
+				// looks for why it is still there.
+				r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "WithdrawalWaiting", "Withdraw", "Withdrawal of %s %s from cluster %s waits: %s",
+					spec.Resource.Kind, klog.KRef(spec.Resource.Namespace, spec.Resource.Name), c, why)
+			}
 			errs = append(errs, err)
 			continue
 		}

@@ -2,6 +2,8 @@ package safety
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +82,16 @@ func TestNamespaceWithdrawalWaitsForEveryAPIGroup(t *testing.T) {
 	framework.Consistently(t, 15*time.Second, "member1: namespace kept while a group does not answer", func() (bool, string) {
 		deleted, _ := withdrawn("member1")()
 		return !deleted, "member1's namespace was deleted although atoll could not see all of it"
+	})
+	// The binding, held by its finalizer, says why.
+	framework.Eventually(t, 30*time.Second, "event WithdrawalWaiting on the namespace's binding naming member1", func() (bool, string) {
+		msgs, err := framework.EventMessages(ctx, world.Client(t), "default", ns+"-namespace", "WithdrawalWaiting")
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.ContainsFunc(msgs, func(m string) bool {
+			return strings.Contains(m, "cluster member1") && strings.Contains(m, "does not answer discovery")
+		}), fmt.Sprintf("messages %q", msgs)
 	})
 
 	removeBroken()
