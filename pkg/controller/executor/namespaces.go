@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/atoll-dev/atoll/apis/work/v1alpha2"
@@ -154,13 +153,8 @@ func (r *reconciler) namespaceInUse(ctx context.Context, b client.Object, member
 					atollObject = res.Name + " " + obj.GetName()
 					continue
 				}
-				if b != nil {
-					r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "NamespaceKept", "Withdraw",
-						"Kept namespace %s in cluster %s: it holds objects atoll does not own (%s %s)", ns.GetName(), cluster, res.Name, obj.GetName())
-				}
-				klog.FromContext(ctx).V(0).Info("Keeping a member namespace that holds objects atoll does not own", "namespace", ns.GetName(),
-					"cluster", cluster, "resource", res.Name, "object", obj.GetName())
-				return true, r.handBack(ctx, b, ri, ns, cluster)
+				return true, r.keepInstead(ctx, b, ri, ns, cluster, "NamespaceKept", "namespace",
+					fmt.Sprintf("it holds objects atoll does not own (%s %s)", res.Name, obj.GetName()))
 			}
 		}
 	}

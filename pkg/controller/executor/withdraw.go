@@ -228,15 +228,23 @@ func (r *reconciler) crdInUse(ctx context.Context, b client.Object, dyn dynamic.
 	return false, fmt.Errorf("withdrawing CustomResourceDefinition %s from cluster %s: %d object(s) of it left: %w", crd.GetName(), cluster, len(list.Items), errContentsLeft)
 }
 
-// keepCRD hands a member CRD back instead of deleting it, and says why on
-// b (nil for a pending withdrawal: the binding is gone) and in the log.
-func (r *reconciler) keepCRD(ctx context.Context, b client.Object, ri dynamic.ResourceInterface, crd *unstructured.Unstructured, cluster, why string) error {
+// keepInstead hands back a member object whose deletion would take others
+// with it (a CRD, a namespace: guardDeletion) instead of deleting it, and
+// says why in an event of the given reason on b (nil for a pending
+// withdrawal: the binding is gone) naming it as what, and in the log.
+func (r *reconciler) keepInstead(ctx context.Context, b client.Object, ri dynamic.ResourceInterface, obj *unstructured.Unstructured,
+	cluster, reason, what, why string) error {
 	if b != nil {
-		r.recorder.Eventf(b, nil, corev1.EventTypeNormal, "CRDKept", "Withdraw", "Kept CustomResourceDefinition %s in cluster %s: %s",
-			crd.GetName(), cluster, why)
+		r.recorder.Eventf(b, nil, corev1.EventTypeNormal, reason, "Withdraw", "Kept %s %s in cluster %s: %s", what, obj.GetName(), cluster, why)
 	}
-	klog.FromContext(ctx).V(0).Info("Keeping a member CRD instead of withdrawing it", "crd", crd.GetName(), "cluster", cluster, "reason", why)
-	return r.handBack(ctx, b, ri, crd, cluster)
+	klog.FromContext(ctx).V(0).Info("Keeping a member object instead of withdrawing it", "kind", obj.GetKind(), "object", obj.GetName(),
+		"cluster", cluster, "reason", why)
+	return r.handBack(ctx, b, ri, obj, cluster)
+}
+
+// keepCRD is keepInstead for a CustomResourceDefinition.
+func (r *reconciler) keepCRD(ctx context.Context, b client.Object, ri dynamic.ResourceInterface, crd *unstructured.Unstructured, cluster, why string) error {
+	return r.keepInstead(ctx, b, ri, crd, cluster, "CRDKept", "CustomResourceDefinition", why)
 }
 
 // handBack removes atoll's ownership marks from a member object and leaves
